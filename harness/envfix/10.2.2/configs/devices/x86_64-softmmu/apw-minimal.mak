@@ -1,0 +1,10 @@
+# Minimal x86_64 devices for the aio-poll-weight tests and benchmark
+# (a build-environment fix; see harness/envfix/10.2.2/README).
+CONFIG_I440FX=y
+CONFIG_Q35=y
+CONFIG_VIRTIO_PCI=y
+CONFIG_VIRTIO_BLK=y
+CONFIG_PXB=y
+CONFIG_CXL=y
+CONFIG_CXL_MEM_DEVICE=y
+CONFIG_PCIE_PORT=y
