@@ -1,0 +1,310 @@
+# The poll-weight benchmark: ./apw bench [OPTIONS]; ./apw bench --help.
+# Sourced by ./apw.  The runner, the guest builder and the report are
+# Python 3 (stdlib + Debian's python3-matplotlib) under harness/bench/.
+
+BENCH_PY=/usr/bin/python3
+BENCH_DIR=$APW_ROOT/harness/bench
+BENCH_ALL_VARIANTS="unpatched w0 w1 w2 w3 w4 floor"
+
+bench_usage() {
+    cat <<EOF
+usage: ./apw bench [OPTIONS]
+
+Measures IOPS, latency and host CPU per I/O of the poll-weight series
+against the unpatched base, over two venues:
+  guest  qemu-system-x86_64 -accel tcg boots a busybox+fio guest; fio runs
+         on a virtio-blk disk (a host file, O_DIRECT) served by IOThread io1
+  nbd    qemu-storage-daemon exports the file over NBD on a unix socket
+         from IOThread io1; fio's nbd engine runs on the host
+Workloads: randread 8k QD8 (saturating) and randread 8k QD1 at a fixed rate
+(where polling can help latency).  CPU (utime+stime) of the QEMU process
+and of the IOThread is taken over fio's I/O window only.  Variants run
+round-robin, the order rotated each round; one warm-up boot first.
+
+Options:
+  --venue guest|nbd|both   venues to run (default both)
+  --variants LIST          comma list out of: $BENCH_ALL_VARIANTS
+                           (default all of them)
+                             unpatched  base build, IOThread defaults
+                             wN         series build, poll-weight=N
+                             floor      base build, poll-max-ns=0 (no polling)
+  --variant LABEL=DIR[:PROPS]
+                           add a variant: DIR is base, series or a build
+                           folder; PROPS is appended to
+                           'iothread,id=io1,' (e.g. poll-max-ns=16384)
+  --runs N                 measured rounds (default 3)
+  --warmup N               warm-up boots, not reported (default 1)
+  --runtime S              seconds of fio per job (default 10)
+  --workloads LIST         sat,rate (default both)
+  --full-matrix            add the seeds' matrix: bs 8k/128k, iodepth 8,
+                           numjobs 1/4/8/16, seq/rand, read/write
+  --rate-iops G[,N]        rate of the QD1 job in the guest and over NBD
+                           (default 1340,2000)
+  --aio native|io_uring    aio= of the data disk (default native)
+  --disk-mib N             size of the data disk file (default 256)
+  --watchdog S             a boot, job or power-off that takes S s more
+                           than the runtime is a hang: it is killed, its
+                           device state saved, and retried once (default 120)
+  --base-dir DIR           unpatched build (default work/base/build-all)
+  --series-dir DIR         series build (default work/series/build-all)
+  --out DIR                results (default work/bench/<timestamp>, with
+                           work/bench/latest pointing at it)
+  --report DIR             only remake report.md and the plots of DIR
+  --dry-run                print the plan and stop
+  -h, --help               this text
+
+Output: samples.csv (one row per run and workload), report.md (tables and
+ratios vs unpatched and vs floor), plots/*.png, raw/ (per-run console,
+fio JSON, command lines, device state on hangs), meta.json.
+
+A default run (7 variants, both venues, 2 workloads, 1+3 rounds, 10 s) is
+about 20 minutes on 2 cores.  Keep the host otherwise idle: a build on the
+same cores spoils the figures (load1 is recorded per run).
+EOF
+}
+
+# bench_first GLOB...: the first of the matches that exists, or nothing.
+bench_first() {
+    local f
+    for f in "$@"; do
+        [ -e "$f" ] && { echo "$f"; return 0; }
+    done
+    return 0
+}
+
+# Guest assets in $APW_CACHE/guest, downloaded once: Debian's kernel,
+# busybox-static and seabios (apt-get download; nothing is installed), and
+# the initramfs built from them and the host's fio.
+bench_guest() {
+    local g=$APW_CACHE/guest kdeb bdeb sdeb kpkg stamp tmp
+    mkdir -p "$g/debs"
+    kdeb=$(bench_first "$g"/debs/linux-image-*_amd64.deb)
+    bdeb=$(bench_first "$g"/debs/busybox-static_*.deb)
+    sdeb=$(bench_first "$g"/debs/seabios_*.deb)
+    if [ -z "$kdeb" ] || [ -z "$bdeb" ] || [ -z "$sdeb" ]; then
+        kpkg=$(apt-cache depends linux-image-amd64 2>/dev/null |
+            awk '$1 == "Depends:" && $2 ~ /^linux-image-/ && !n++ { print $2 }')
+        if [ -z "$kpkg" ]; then
+            apt-get -qq update >/dev/null || die "apt-get update failed"
+            kpkg=$(apt-cache depends linux-image-amd64 |
+                awk '$1 == "Depends:" && $2 ~ /^linux-image-/ && !n++ { print $2 }')
+        fi
+        [ -n "$kpkg" ] || die "cannot tell which kernel linux-image-amd64 is"
+        say "downloading the guest's $kpkg, busybox-static and seabios"
+        (cd "$g/debs" && apt-get -qq download "$kpkg" busybox-static seabios \
+            2>&1 | grep -v '^W: Download is performed unsandboxed' >&2) || true
+        kdeb=$(bench_first "$g"/debs/linux-image-*_amd64.deb)
+        bdeb=$(bench_first "$g"/debs/busybox-static_*.deb)
+        sdeb=$(bench_first "$g"/debs/seabios_*.deb)
+        [ -n "$kdeb" ] && [ -n "$bdeb" ] && [ -n "$sdeb" ] ||
+            die "apt-get download of the guest packages failed"
+    fi
+    [ -x /usr/bin/fio ] || die "no /usr/bin/fio: install fio"
+    # Rebuild when any input changes: the packages, fio, or the guest code.
+    stamp=$( (basename "$kdeb"; basename "$bdeb"; basename "$sdeb";
+              /usr/bin/fio --version;
+              cat "$BENCH_DIR/init.sh" "$BENCH_DIR/apwmark" "$BENCH_DIR/guest.py") |
+            sha256sum | cut -c1-16)
+    if [ "$(cat "$g/stamp" 2>/dev/null)" = "$stamp" ] &&
+       [ -f "$g/vmlinuz" ] && [ -f "$g/initramfs.cpio" ] &&
+       [ -f "$g/bios/bios-256k.bin" ]; then
+        return 0
+    fi
+    say "building the guest (kernel, initramfs with busybox and fio) in $g"
+    tmp=$(mktemp -d "$g/tmp.XXXXXX")
+    dpkg-deb -x "$kdeb" "$tmp/k" || die "cannot unpack $kdeb"
+    dpkg-deb -x "$bdeb" "$tmp/b" || die "cannot unpack $bdeb"
+    dpkg-deb -x "$sdeb" "$tmp/s" || die "cannot unpack $sdeb"
+    mkdir -p "$g/bios"
+    cp "$tmp/s/usr/share/seabios/bios-256k.bin" "$g/bios/"
+    cp "$(bench_first "$tmp"/k/boot/vmlinuz-*)" "$g/vmlinuz"
+    "$BENCH_PY" "$BENCH_DIR/guest.py" --kernel-root "$tmp/k" \
+        --busybox "$tmp/b/bin/busybox" --out "$g/initramfs.cpio" ||
+        { rm -rf "$tmp"; die "building the initramfs failed"; }
+    basename "$kdeb" > "$g/kernel-package"
+    rm -rf "$tmp"
+    echo "$stamp" > "$g/stamp"
+}
+
+# The data disk: a file of random data on the work folder's file system
+# (ext4 here; O_DIRECT must work there).  Made once per size.
+bench_disk() {
+    local mib=$1 f=$APW_WORK/bench/disk-${1}M.img
+    if [ ! -f "$f" ] || [ "$(stat -c %s "$f")" != $((mib * 1048576)) ]; then
+        mkdir -p "$APW_WORK/bench"
+        say "writing the ${mib} MiB data disk $f" >&2
+        dd if=/dev/urandom of="$f.tmp" bs=1M count="$mib" status=none ||
+            die "cannot write $f"
+        mv "$f.tmp" "$f"
+    fi
+    dd if="$f" of=/dev/null bs=4096 count=1 iflag=direct status=none ||
+        die "O_DIRECT does not work on $f"
+    echo "$f"
+}
+
+bench_deps() {
+    local need
+    need=$(deps_missing $(grep -v -e '^#' -e '^[[:space:]]*$' "$APW_ROOT/harness/bench-deps"))
+    [ -z "$need" ] && return 0
+    [ "$(id -u)" = 0 ] || die "missing packages ($need): run as root or install them"
+    say "installing$need"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get -qq install -y --no-install-recommends $need >/dev/null 2>&1 || {
+        apt-get -qq update >/dev/null
+        apt-get -qq install -y --no-install-recommends $need >/dev/null
+    } || die "apt-get install failed for:$need"
+}
+
+# bench_variant_spec NAME: LABEL=DIR[:PROPS] for a known variant name.
+bench_variant_spec() {
+    case "$1" in
+    unpatched) echo "unpatched=$BENCH_BASE_DIR" ;;
+    floor) echo "floor=$BENCH_BASE_DIR:poll-max-ns=0" ;;
+    w[0-9]|w[0-9][0-9]) echo "$1=$BENCH_SERIES_DIR:poll-weight=${1#w}" ;;
+    *) die "unknown variant '$1' (known: $BENCH_ALL_VARIANTS, wN; or --variant LABEL=DIR[:PROPS])" ;;
+    esac
+}
+
+bench_dir_of() {
+    case "$1" in
+    base) echo "$BENCH_BASE_DIR" ;;
+    series) echo "$BENCH_SERIES_DIR" ;;
+    *) (cd "$1" 2>/dev/null && pwd) || die "no build folder $1" ;;
+    esac
+}
+
+cmd_bench() {
+    local cmdline="$*"
+    local venue=both variants=$BENCH_ALL_VARIANTS runs=3 warmup=1 runtime=10
+    local workloads=sat,rate full= rate=1340,2000 aio=native mib=256
+    local watchdog=120 out= report_only= dry= custom=() specs=() v spec dir
+    BENCH_BASE_DIR=$APW_WORK/base/build-all
+    BENCH_SERIES_DIR=$APW_WORK/series/build-all
+    while [ $# -gt 0 ]; do
+        case "$1" in
+        -h|--help) bench_usage; return 0 ;;
+        --venue) venue=${2:?}; shift ;;
+        --variants) variants=$(echo "${2:?}" | tr , ' '); shift ;;
+        --variant) custom+=("${2:?}"); shift ;;
+        --runs) runs=${2:?}; shift ;;
+        --warmup) warmup=${2:?}; shift ;;
+        --runtime) runtime=${2:?}; shift ;;
+        --workloads) workloads=${2:?}; shift ;;
+        --full-matrix) full=--full-matrix ;;
+        --rate-iops) rate=${2:?}; shift ;;
+        --aio) aio=${2:?}; shift ;;
+        --disk-mib) mib=${2:?}; shift ;;
+        --watchdog) watchdog=${2:?}; shift ;;
+        --base-dir) BENCH_BASE_DIR=$(bench_dir_of "${2:?}"); shift ;;
+        --series-dir) BENCH_SERIES_DIR=$(bench_dir_of "${2:?}"); shift ;;
+        --out) out=${2:?}; shift ;;
+        --report) report_only=${2:?}; shift ;;
+        --dry-run) dry=1 ;;
+        *) die "unknown bench option '$1' (./apw bench --help)" ;;
+        esac
+        shift
+    done
+    if [ -n "$report_only" ]; then
+        "$BENCH_PY" "$BENCH_DIR/report.py" "$report_only"
+        return
+    fi
+    case "$venue" in
+    both) venue=guest,nbd ;;
+    guest|nbd) ;;
+    *) die "--venue must be guest, nbd or both" ;;
+    esac
+    case "$aio" in native|io_uring) ;; *) die "--aio must be native or io_uring" ;; esac
+    for v in runs warmup runtime mib watchdog; do
+        [[ ${!v} =~ ^[0-9]+$ ]] || die "--$v wants a number, not '${!v}'"
+    done
+    [ "$runs" -ge 1 ] && [ "$runtime" -ge 1 ] || die "--runs and --runtime must be >= 1"
+    [[ $rate =~ ^[0-9]+(,[0-9]+)?$ ]] || die "--rate-iops wants G or G,N"
+
+    for v in $variants; do specs+=("$(bench_variant_spec "$v")") || exit 1; done
+    for spec in "${custom[@]}"; do
+        [[ $spec =~ ^[A-Za-z0-9_.-]+=[^:]+(:.*)?$ ]] ||
+            die "bad --variant '$spec' (LABEL=DIR[:PROPS])"
+        dir=${spec#*=}; dir=${dir%%:*}
+        spec=${spec%%=*}=$(bench_dir_of "$dir")${spec#*=$dir}
+        specs+=("$spec")
+    done
+    [ ${#specs[@]} -gt 0 ] || die "no variants"
+
+    local nv=${#specs[@]} nw=0 est
+    [[ $workloads == *sat* ]] && nw=$((nw + 1))
+    [[ $workloads == *rate* ]] && nw=$((nw + 1))
+    [ -n "$full" ] && nw=$((nw + 31))
+    est=0
+    [[ $venue == *guest* ]] && est=$((est + (warmup + runs * nv) * (15 + nw * (runtime + 2))))
+    [[ $venue == *nbd* ]] && est=$((est + (warmup + runs * nv) * (1 + nw * (runtime + 1))))
+    say "plan: venues $venue; variants: ${specs[*]}"
+    say "plan: workloads $workloads${full:+ + full matrix}, $warmup warm-up + $runs rounds of ${runtime} s; about $((est / 60 + 1)) min"
+    # Every variant's binaries must be there before anything runs.
+    local need_sys= need_qsd= bin
+    [[ $venue == *guest* ]] && need_sys=1
+    [[ $venue == *nbd* ]] && need_qsd=1
+    for spec in "${specs[@]}"; do
+        dir=${spec#*=}; dir=${dir%%:*}
+        bin=$dir/qemu-system-x86_64
+        [ -z "$need_sys" ] || [ -x "$bin" ] ||
+            die "variant ${spec%%=*}: no $bin (build it: ./apw build [--base] all)"
+        [ -z "$need_sys" ] || [ -f "$dir/pc-bios/optionrom/linuxboot_dma.bin" ] ||
+            die "variant ${spec%%=*}: no option ROMs in $dir/pc-bios/optionrom (make -C there)"
+        bin=$dir/storage-daemon/qemu-storage-daemon
+        [ -z "$need_qsd" ] || [ -x "$bin" ] ||
+            die "variant ${spec%%=*}: no $bin (build it: ./apw build [--base] all)"
+    done
+
+    [ -z "$dry" ] || return 0
+
+    bench_deps
+    [[ $venue == *guest* ]] && bench_guest
+    local disk
+    disk=$(bench_disk "$mib")
+
+    local stamp latest=
+    stamp=$(date +%Y%m%d-%H%M%S)
+    if [ -z "$out" ]; then
+        out=$APW_WORK/bench/$stamp
+        latest=1
+    fi
+    mkdir -p "$out"
+    out=$(cd "$out" && pwd)
+    if [ -n "$latest" ]; then
+        ln -sfn "$stamp" "$APW_WORK/bench/latest"
+    fi
+    local args=() labels=()
+    for spec in "${specs[@]}"; do
+        dir=${spec#*=}; dir=${dir%%:*}
+        args+=(--variant "$spec" --meta "source ${spec%%=*}=$(bench_tree_rev "$dir")")
+        labels+=("${spec%%=*}")
+    done
+    [[ $venue != *guest* ]] || args+=(--meta "guest=$(cat "$APW_CACHE/guest/kernel-package"), -M pc -accel tcg -m 1024, initramfs with busybox and Debian's fio")
+    args+=(--meta "command=./apw bench $cmdline")
+    local t0 rc=0
+    t0=$(date +%s)
+    "$BENCH_PY" "$BENCH_DIR/run.py" --out "$out" --venues "$venue" \
+        --runs "$runs" --warmup "$warmup" --runtime "$runtime" \
+        --workloads "$workloads" $full --watchdog "$watchdog" \
+        --rate-iops-guest "${rate%%,*}" --rate-iops-nbd "${rate##*,}" \
+        --aio "$aio" --disk "$disk" \
+        --kernel "$APW_CACHE/guest/vmlinuz" \
+        --initrd "$APW_CACHE/guest/initramfs.cpio" \
+        --bios-dir "$APW_CACHE/guest/bios" "${args[@]}" || rc=$?
+    say "benchmark took $(( $(date +%s) - t0 )) s; results in $out"
+    [ -s "$out/samples.csv" ] || die "no samples were written"
+    "$BENCH_PY" "$BENCH_DIR/report.py" "$out" --order "$(IFS=,; echo "${labels[*]}")"
+    [ "$rc" = 0 ] || die "the runner failed (rc $rc)"
+}
+
+# What a build folder was built from: the series tree's HEAD, or "base".
+bench_tree_rev() {
+    local d=$1 src
+    src=$(sed -n "s/^SRC_PATH=//p" "$d/config-host.mak" 2>/dev/null | head -n 1)
+    [ -z "$src" ] && src=$(dirname "$d")/src
+    if [ -d "$src/.git" ]; then
+        echo "tree $(git -C "$src" describe --always --tags 2>/dev/null)$( [ -z "$(git -C "$src" status --porcelain --untracked-files=no 2>/dev/null)" ] || echo ' +uncommitted')"
+    else
+        echo "pristine $APW_BASE"
+    fi
+}

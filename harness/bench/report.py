@@ -1,0 +1,256 @@
+#!/usr/bin/python3
+"""Summarise a benchmark folder: samples.csv -> report.md and plots/*.png.
+
+Usage: report.py DIR [--order LABEL,LABEL,...]
+
+Per venue and workload, one table laid out like the QEMU-list seeds'
+(build | IOPS | vs baseline), extended with the spread (min-max over the
+measured rounds), the IOThread's and the whole QEMU process's CPU per 1000
+I/Os, latency, and ratios of medians against `unpatched` and `floor`.
+Round 0 (warm-up), errors and hangs are left out of the figures; hangs are
+counted.  Prints the markdown and the plot paths.
+"""
+
+import argparse
+import csv
+import json
+import math
+import os
+import statistics
+import sys
+
+REFS = ("unpatched", "floor")
+METRICS = [  # key, title, format
+    ("iops", "IOPS", "%.0f"),
+    ("lat_mean_us", "lat mean us", "%.0f"),
+    ("lat_p50_us", "lat p50 us", "%.0f"),
+    ("lat_p99_us", "lat p99 us", "%.0f"),
+    ("iothread_cpu_ms_per_kio", "IOThread CPU ms/1k I/O", "sig"),
+    ("qemu_cpu_ms_per_kio", "QEMU CPU ms/1k I/O", "sig"),
+]
+
+
+def fnum(x, fmt):
+    if x is None:
+        return "-"
+    if fmt == "sig":   # three significant digits, no exponent
+        if x == 0:
+            return "0"
+        return "%.*f" % (max(0, 2 - math.floor(math.log10(abs(x)))), x)
+    return fmt % x
+
+
+def load(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def weight_of(props):
+    for p in (props or "").split(","):
+        k, _, v = p.partition("=")
+        if k == "poll-weight":
+            try:
+                return int(v)
+            except ValueError:
+                return None
+    return None
+
+
+class Cell:
+    """The measured rounds of one (venue, workload, variant)."""
+
+    def __init__(self, label):
+        self.label, self.rows, self.hangs, self.errors = label, [], 0, 0
+        self.props, self.rate = "", ""
+
+    def values(self, key):
+        out = []
+        for r in self.rows:
+            try:
+                out.append(float(r[key]))
+            except (KeyError, ValueError, TypeError):
+                pass
+        return out
+
+    def stat(self, key):
+        v = self.values(key)
+        if not v:
+            return None
+        return statistics.median(v), min(v), max(v)
+
+
+def group(rows):
+    cells = {}   # (venue, workload) -> {label: Cell}
+    order = []
+    for r in rows:
+        key = (r["venue"], r["workload"])
+        if key not in cells:
+            cells[key] = {}
+        c = cells[key].setdefault(r["variant"], Cell(r["variant"]))
+        if r["variant"] not in order:
+            order.append(r["variant"])
+        c.props, c.rate = r.get("props", ""), r.get("rate_iops", "")
+        if int(r["round"]) < 1:
+            continue
+        if r.get("hang") == "1":
+            c.hangs += 1
+        elif r["status"] == "ok":
+            c.rows.append(r)
+        else:
+            c.errors += 1
+    return cells, order
+
+
+def ratio(c, ref, key):
+    a, b = c.stat(key), ref.stat(key) if ref else None
+    if not a or not b or not b[0]:
+        return "-"
+    return "%.2fx" % (a[0] / b[0])
+
+
+def spread(st, fmt):
+    if not st:
+        return "-"
+    return "%s (%s-%s)" % (fnum(st[0], fmt), fnum(st[1], fmt), fnum(st[2], fmt))
+
+
+def table(cells, order):
+    refs = {k: cells.get(k) for k in REFS}
+    hdr = ["build", "iothread props", "n", "IOPS (min-max)", "vs unpatched",
+           "vs floor", "lat mean us", "p50 us", "p99 us", "lat vs unpatched",
+           "IOThread CPU ms/1k I/O (min-max)", "vs unpatched", "vs floor",
+           "QEMU CPU ms/1k I/O (min-max)", "vs unpatched", "vs floor", "hangs"]
+    lines = ["| " + " | ".join(hdr) + " |",
+             "|" + "|".join(["---"] * 2 + ["--:"] * (len(hdr) - 2)) + "|"]
+    for label in order:
+        c = cells.get(label)
+        if c is None:
+            continue
+        io, qc = "iothread_cpu_ms_per_kio", "qemu_cpu_ms_per_kio"
+        lm = c.stat("lat_mean_us")
+        row = [label, c.props or "(defaults)", "%d%s" % (
+                   len(c.rows), " +%d err" % c.errors if c.errors else ""),
+               spread(c.stat("iops"), "%.0f"),
+               ratio(c, refs["unpatched"], "iops"), ratio(c, refs["floor"], "iops"),
+               spread(lm, "%.0f"),
+               fnum((c.stat("lat_p50_us") or [None])[0], "%.0f"),
+               fnum((c.stat("lat_p99_us") or [None])[0], "%.0f"),
+               ratio(c, refs["unpatched"], "lat_mean_us"),
+               spread(c.stat(io), "sig"),
+               ratio(c, refs["unpatched"], io), ratio(c, refs["floor"], io),
+               spread(c.stat(qc), "sig"),
+               ratio(c, refs["unpatched"], qc), ratio(c, refs["floor"], qc),
+               str(c.hangs)]
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
+def plot(cells, order, title, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = [("iops", "IOPS"), ("lat_mean_us", "mean latency (us)"),
+              ("iothread_cpu_ms_per_kio", "IOThread CPU (ms per 1000 I/O)"),
+              ("qemu_cpu_ms_per_kio", "QEMU CPU (ms per 1000 I/O)")]
+    weighted = sorted((weight_of(cells[l].props), l) for l in order
+                      if l in cells and weight_of(cells[l].props) is not None)
+    others = [l for l in order if l in cells and weight_of(cells[l].props) is None]
+    colors = ["tab:red", "tab:green", "tab:purple", "tab:brown", "tab:gray"]
+    fig, axes = plt.subplots(2, 2, figsize=(11, 7.5))
+    for ax, (key, name) in zip(axes.flat, panels):
+        xs, ys, lo, hi, tops = [], [], [], [], [0]
+        for w, l in weighted:
+            st = cells[l].stat(key)
+            if st:
+                xs.append(w)
+                ys.append(st[0])
+                lo.append(st[0] - st[1])
+                hi.append(st[2] - st[0])
+                tops.append(st[2])
+        if xs:
+            ax.errorbar(xs, ys, yerr=[lo, hi], fmt="o-", capsize=4,
+                        color="tab:blue", label="poll-weight=N (median, min-max)")
+        for i, l in enumerate(others):
+            st = cells[l].stat(key)
+            if not st:
+                continue
+            col = colors[i % len(colors)]
+            tops.append(st[2])
+            ax.axhline(st[0], color=col, ls="--", label="%s (median)" % l)
+            ax.axhspan(st[1], st[2], color=col, alpha=0.12)
+        ax.set_xlim(-0.5, max([4] + [w for w, _ in weighted]) + 0.5)
+        ax.set_xticks(range(0, max([4] + [w for w, _ in weighted]) + 1))
+        ax.set_xlabel("poll-weight (0 = the default, 3)")
+        ax.set_title(name)
+        ax.grid(alpha=0.3)
+        ax.set_ylim(0, max(tops) * 1.15 or 1)
+        if not xs:
+            ax.text(0.5, 0.5, "no poll-weight variant measured",
+                    transform=ax.transAxes, ha="center", va="center",
+                    color="gray")
+    h, lab = axes.flat[0].get_legend_handles_labels()
+    fig.legend(h, lab, loc="lower center", ncol=4, fontsize=9)
+    fig.suptitle(title + "  (shaded: min-max of the reference builds)")
+    fig.tight_layout(rect=(0, 0.05, 1, 0.96))
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("dir")
+    ap.add_argument("--order", default="",
+                    help="variant labels in table order (default: as run)")
+    ap.add_argument("--no-plots", action="store_true")
+    a = ap.parse_args()
+    rows = load(os.path.join(a.dir, "samples.csv"))
+    if not rows:
+        sys.exit("report.py: no samples in %s" % a.dir)
+    cells, seen = group(rows)
+    order = [x for x in a.order.split(",") if x]
+    order += [x for x in seen if x not in order]
+    meta = {}
+    if os.path.exists(os.path.join(a.dir, "meta.json")):
+        with open(os.path.join(a.dir, "meta.json")) as f:
+            meta = json.load(f)
+
+    out = ["# poll-weight benchmark", ""]
+    for k, v in meta.items():
+        out.append("- %s: %s" % (k, v))
+    measured = [r for r in rows if int(r["round"]) >= 1]
+    hangs = sum(1 for r in rows if r.get("hang") == "1")
+    errors = sum(1 for r in measured if r["status"] == "error")
+    loads = [float(r["load1"]) for r in measured if r.get("load1")]
+    out.append("- runs: %d measured rows, %d hang(s) (warm-up included; each "
+               "hang was retried once), %d error row(s)" % (
+                   len(measured), hangs, errors))
+    if loads:
+        out.append("- host load average (1 min) at run start: %.2f-%.2f"
+                   % (min(loads), max(loads)))
+    out.append("- medians over the measured rounds, (min-max) in brackets; "
+               "ratios are of medians; CPU is utime+stime over fio's I/O "
+               "window only")
+    out.append("")
+    plots = []
+    os.makedirs(os.path.join(a.dir, "plots"), exist_ok=True)
+    for (venue, wl), cs in cells.items():
+        rate = next((c.rate for c in cs.values() if c.rate), "")
+        title = "%s: %s%s" % (venue, wl, " at %s IOPS" % rate if rate else "")
+        out += ["## " + title, "", table(cs, order), ""]
+        if not a.no_plots:
+            p = os.path.join(a.dir, "plots", "%s-%s.png" % (venue, wl))
+            plot(cs, order, title, p)
+            plots.append(p)
+            out += ["![%s](plots/%s)" % (title, os.path.basename(p)), ""]
+    md = "\n".join(out)
+    with open(os.path.join(a.dir, "report.md"), "w") as f:
+        f.write(md)
+    print(md)
+    for p in plots:
+        print("plot: " + p)
+    print("report: " + os.path.join(a.dir, "report.md"))
+
+
+if __name__ == "__main__":
+    main()

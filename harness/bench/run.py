@@ -1,0 +1,759 @@
+#!/usr/bin/python3
+"""Run the poll-weight benchmark matrix and write one CSV row per run.
+
+Venues:
+  guest  qemu-system-x86_64 (TCG) boots the apw guest; fio runs inside it on
+         a virtio-blk disk served by IOThread io1.
+  nbd    qemu-storage-daemon exports the disk over NBD (unix socket) from
+         IOThread io1; fio's nbd engine runs on the host.
+
+Each (venue, round, variant) is one QEMU process that runs every workload
+in turn.  Rounds go round-robin over the variants, the order rotated by one
+each round, so that drift on the host hits every variant alike.  Round 0 is
+the warm-up and is not reported.
+
+CPU is measured only over fio's I/O window (exec_prerun to exec_postrun):
+utime+stime of the QEMU process (/proc/PID/stat) and of the IOThread
+(/proc/PID/task/TID/stat), plus the IOThread's schedstat run time (ns).
+"""
+
+import argparse
+import csv
+import glob
+import json
+import os
+import queue
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+FIELDS = [
+    "venue", "workload", "variant", "round", "attempt", "status", "hang",
+    "iops", "ios", "lat_mean_us", "lat_p50_us", "lat_p99_us", "window_s",
+    "qemu_cpu_ms", "iothread_cpu_ms", "iothread_sched_ms",
+    "qemu_cpu_ms_per_kio", "iothread_cpu_ms_per_kio",
+    "iothread_sched_ms_per_kio", "rate_iops", "props", "binary", "load1",
+    "started", "note",
+]
+
+# Syscalls an idle event-loop thread blocks in: io_uring_enter, ppoll,
+# poll, epoll_wait, epoll_pwait, epoll_pwait2.
+EVENT_LOOP_SYSCALLS = {"426", "271", "7", "232", "281", "441"}
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+# --------------------------------------------------------------- variants
+
+class Variant:
+    """LABEL=BINDIR[:PROPS]; PROPS is what follows 'iothread,id=io1,'."""
+
+    def __init__(self, spec):
+        try:
+            label, rest = spec.split("=", 1)
+        except ValueError:
+            raise SystemExit("run.py: bad variant '%s' (LABEL=BINDIR[:PROPS])" % spec)
+        bindir, _, props = rest.partition(":")
+        self.label, self.bindir, self.props = label, bindir, props
+        self.weight = None
+        for p in props.split(","):
+            k, _, v = p.partition("=")
+            if k == "poll-weight":
+                self.weight = int(v)
+
+    @property
+    def system(self):
+        return os.path.join(self.bindir, "qemu-system-x86_64")
+
+    @property
+    def qsd(self):
+        return os.path.join(self.bindir, "storage-daemon/qemu-storage-daemon")
+
+    def iothread(self):
+        return "iothread,id=io1" + ("," + self.props if self.props else "")
+
+
+# -------------------------------------------------------------- workloads
+
+def workload_list(a):
+    """[(name, [fio args], rate_iops or None)] for a venue-neutral plan;
+    the rate of the rate-limited job is filled in per venue."""
+    w = []
+    names = set()
+
+    def add(name, args, rate=None):
+        if name not in names:
+            names.add(name)
+            w.append((name, args, rate))
+
+    sel = a.workloads.split(",")
+    if "sat" in sel:
+        add("randread-8k-qd8", ["--rw=randread", "--bs=8k", "--iodepth=8",
+                                "--numjobs=1"])
+    if "rate" in sel:
+        add("randread-8k-qd1-rate", ["--rw=randread", "--bs=8k",
+                                     "--iodepth=1", "--numjobs=1"], "rate")
+    if a.full_matrix:
+        for rw in ("randread", "read", "randwrite", "write"):
+            for bs in ("8k", "128k"):
+                for nj in (1, 4, 8, 16):
+                    name = "%s-%s-qd8%s" % (rw, bs, "" if nj == 1 else "-j%d" % nj)
+                    add(name, ["--rw=" + rw, "--bs=" + bs, "--iodepth=8",
+                               "--numjobs=%d" % nj])
+    return w
+
+
+def common_fio_args(a):
+    return ["--direct=1", "--time_based=1", "--runtime=%d" % a.runtime,
+            "--group_reporting=1", "--lat_percentiles=1", "--norandommap=1"]
+
+
+def venue_jobs(a, venue):
+    rate = a.rate_iops_guest if venue == "guest" else a.rate_iops_nbd
+    jobs = []
+    for name, args, r in workload_list(a):
+        args = list(args)
+        if r == "rate":
+            r = rate
+            args.append("--rate_iops=%d" % r)
+        jobs.append({"name": name, "args": common_fio_args(a) + args,
+                     "rate": r or ""})
+    return jobs
+
+
+# ------------------------------------------------------- measurement bits
+
+def stat_ticks(text):
+    """utime+stime in clock ticks from a /proc/.../stat line."""
+    f = text[text.rindex(")") + 2:].split()
+    return int(f[11]) + int(f[12])
+
+
+def snapshot(pid, tid):
+    with open("/proc/%d/stat" % pid) as f:
+        q = stat_ticks(f.read())
+    with open("/proc/%d/task/%d/stat" % (pid, tid)) as f:
+        i = stat_ticks(f.read())
+    with open("/proc/%d/task/%d/schedstat" % (pid, tid)) as f:
+        s = int(f.read().split()[0])
+    return {"t": time.monotonic(), "qemu": q, "io": i, "sched": s}
+
+
+def parse_cat_snapshot(text):
+    """The output of 'cat /proc/uptime PID/stat TID/stat TID/schedstat'."""
+    lines = text.splitlines()
+    return {"t": float(lines[0].split()[0]), "qemu": stat_ticks(lines[1]),
+            "io": stat_ticks(lines[2]), "sched": int(lines[3].split()[0])}
+
+
+def window_metrics(s0, s1):
+    return {
+        "window_s": round(s1["t"] - s0["t"], 3),
+        "qemu_cpu_ms": (s1["qemu"] - s0["qemu"]) * 1000.0 / CLK_TCK,
+        "iothread_cpu_ms": (s1["io"] - s0["io"]) * 1000.0 / CLK_TCK,
+        "iothread_sched_ms": (s1["sched"] - s0["sched"]) / 1e6,
+    }
+
+
+def fio_metrics(d):
+    j = d["jobs"][0]
+    dirs = [j[k] for k in ("read", "write", "trim") if j[k]["total_ios"]]
+    ios = sum(x["total_ios"] for x in dirs)
+    if not ios:
+        raise ValueError("fio did no I/O")
+    main = max(dirs, key=lambda x: x["total_ios"])
+    pct = main["lat_ns"].get("percentile", {})
+    return {
+        "ios": ios,
+        "iops": round(sum(x["iops"] for x in dirs), 1),
+        "lat_mean_us": round(sum(x["lat_ns"]["mean"] * x["total_ios"]
+                                 for x in dirs) / ios / 1000.0, 1),
+        "lat_p50_us": round(pct.get("50.000000", 0) / 1000.0, 1),
+        "lat_p99_us": round(pct.get("99.000000", 0) / 1000.0, 1),
+    }
+
+
+def finish_row(row):
+    kio = row.get("ios", 0) / 1000.0
+    for k in ("qemu_cpu_ms", "iothread_cpu_ms", "iothread_sched_ms"):
+        if k in row:
+            row[k] = round(row[k], 1)
+            if kio:
+                row[k + "_per_kio"] = round(row[k] / kio, 4)
+    return row
+
+
+def parse_json_text(text):
+    i = text.find("{")
+    if i < 0:
+        raise ValueError("no JSON in fio output")
+    return json.JSONDecoder().raw_decode(text[i:])[0]
+
+
+def load1():
+    with open("/proc/loadavg") as f:
+        return f.read().split()[0]
+
+
+def kill_proc(p):
+    if p.poll() is None:
+        p.kill()
+    try:
+        p.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+# ------------------------------------------------------------------- QMP
+
+def qmp(path, commands, timeout=5.0):
+    """Run QMP commands [(name, args)], return [(name, args, reply)]."""
+    out = []
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    s.connect(path)
+    f = s.makefile("rw")
+
+    def call(cmd, args=None):
+        msg = {"execute": cmd}
+        if args:
+            msg["arguments"] = args
+        f.write(json.dumps(msg) + "\n")
+        f.flush()
+        while True:
+            r = json.loads(f.readline())
+            if "return" in r or "error" in r:
+                return r
+
+    try:
+        json.loads(f.readline())
+        call("qmp_capabilities")
+        for cmd, args in commands:
+            try:
+                out.append((cmd, args, call(cmd, args)))
+            except Exception as e:  # keep what we have
+                out.append((cmd, args, {"exception": str(e)}))
+    finally:
+        s.close()
+    return out
+
+
+def dump_device_state(qmp_path, out_path):
+    """Save what QMP tells about the IOThread and the virtio-blk queues."""
+    res = []
+    try:
+        res = qmp(qmp_path, [("query-status", None), ("query-iothreads", None),
+                             ("x-query-virtio", None)])
+        devs = res[-1][2].get("return", [])
+        cmds = []
+        for d in devs:
+            cmds.append(("x-query-virtio-status", {"path": d["path"]}))
+            cmds.append(("x-query-virtio-queue-status",
+                         {"path": d["path"], "queue": 0}))
+            cmds.append(("x-query-virtio-queue-element",
+                         {"path": d["path"], "queue": 0}))
+        res += qmp(qmp_path, cmds)
+    except Exception as e:
+        res.append(("error", None, {"exception": str(e)}))
+    with open(out_path, "w") as f:
+        json.dump([{"command": c, "arguments": a, "reply": r}
+                   for c, a, r in res], f, indent=1)
+
+
+# ------------------------------------------------------------ guest venue
+
+def find_thread_by_comm(pid, comm):
+    for path in glob.glob("/proc/%d/task/*/comm" % pid):
+        try:
+            with open(path) as f:
+                if f.read().strip() == comm:
+                    return int(path.split("/")[4])
+        except OSError:
+            pass
+    return None
+
+
+class GuestBoot:
+    """One boot of the guest running a list of jobs."""
+
+    def __init__(self, a, variant, jobs, rundir, sockdir):
+        self.a, self.v, self.jobs, self.rundir = a, variant, jobs, rundir
+        self.qmp_path = os.path.join(sockdir, "qmp.sock")
+        self.lines = queue.Queue()
+        self.snaps = {}    # job -> {"start": snap, "end": snap}
+        self.tid = None
+        self.proc = None
+        self.hung_phase = None
+
+    def cmdline(self):
+        a, v = self.a, self.v
+        jobfile = os.path.join(self.rundir, "jobs.txt")
+        with open(jobfile, "w") as f:
+            for j in self.jobs:
+                f.write("%s %s\n" % (j["name"], " ".join(j["args"] + ["--ioengine=libaio"])))
+        return [
+            v.system, "-M", "pc", "-accel", "tcg", "-m", "1024",
+            "-nodefaults", "-no-user-config", "-display", "none",
+            "-no-reboot", "-name", "guest,debug-threads=on",
+            "-L", os.path.join(v.bindir, "pc-bios/optionrom"),
+            "-L", a.bios_dir,
+            "-kernel", a.kernel, "-initrd", a.initrd,
+            "-append", "console=ttyS0 quiet loglevel=1 panic=-1 mitigations=off",
+            "-chardev", "stdio,id=ser0,signal=off", "-serial", "chardev:ser0",
+            "-qmp", "unix:%s,server=on,wait=off" % self.qmp_path,
+            "-fw_cfg", "name=opt/apw/jobs,file=" + jobfile,
+            "-object", v.iothread(),
+            "-blockdev", "driver=file,node-name=d0,filename=%s,aio=%s,"
+                         "cache.direct=on" % (a.disk, a.aio),
+            "-device", "virtio-blk-pci,drive=d0,iothread=io1",
+        ]
+
+    def reader(self, console):
+        for raw in self.proc.stdout:
+            line = raw.decode("utf-8", "replace").rstrip("\r\n")
+            console.write(line + "\n")
+            w = line.split()
+            if len(w) >= 2 and w[0] in ("APW-FIO-START", "APW-FIO-END"):
+                # Snapshot here, in the reader, as close to the marker as
+                # we can.  First START and last END make the window.
+                try:
+                    if self.tid is None:
+                        self.tid = find_thread_by_comm(self.proc.pid, "IO io1")
+                    s = snapshot(self.proc.pid, self.tid)
+                    d = self.snaps.setdefault(w[1], {})
+                    if w[0] == "APW-FIO-END" or "start" not in d:
+                        d["start" if w[0] == "APW-FIO-START" else "end"] = s
+                except (OSError, TypeError, ValueError) as e:
+                    self.lines.put("APW-HOST-ERROR snapshot: %s" % e)
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def run(self):
+        """Returns (rows for finished jobs, index of the hung job or None).
+        Raises RuntimeError on a failure that is not a hang."""
+        a = self.a
+        cmd = self.cmdline()
+        with open(os.path.join(self.rundir, "cmdline.txt"), "w") as f:
+            f.write(" ".join(shlex.quote(c) for c in cmd) + "\n")
+        console = open(os.path.join(self.rundir, "console.log"), "w")
+        stderr = open(os.path.join(self.rundir, "qemu.stderr"), "w")
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=stderr)
+        t = threading.Thread(target=self.reader, args=(console,), daemon=True)
+        t.start()
+        rows, idx, phase = [], 0, "boot"
+        json_lines, collecting = [], None
+        deadline = time.monotonic() + a.watchdog
+        hung = None
+        try:
+            while True:
+                left = deadline - time.monotonic()
+                try:
+                    line = self.lines.get(timeout=max(left, 0.01))
+                except queue.Empty:
+                    hung = idx
+                    self.hung_phase = phase if phase != "jobs" else "fio job"
+                    break
+                if line is None:
+                    if phase == "done":
+                        break
+                    raise RuntimeError("QEMU exited during %s: %s" % (
+                        phase, tail(os.path.join(self.rundir, "qemu.stderr"))
+                        or tail(os.path.join(self.rundir, "console.log"))))
+                w = line.split()
+                if not w:
+                    if collecting:
+                        json_lines.append(line)
+                    continue
+                if w[0] == "APW-ERROR" or w[0] == "APW-HOST-ERROR":
+                    raise RuntimeError(line)
+                if w[0] == "APW-BOOTED":
+                    phase = "jobs"
+                    deadline = time.monotonic() + a.runtime + a.watchdog
+                elif w[0] == "APW-JOB":
+                    deadline = time.monotonic() + a.runtime + a.watchdog
+                elif w[0] == "APW-JSON-BEGIN":
+                    collecting, json_lines = w[1], []
+                elif w[0] == "APW-JSON-END":
+                    job = self.jobs[idx]
+                    assert w[1] == job["name"], (w, job)
+                    rows.append(self.job_row(job, "\n".join(json_lines)))
+                    collecting, idx = None, idx + 1
+                    deadline = time.monotonic() + a.runtime + a.watchdog
+                elif w[0] == "APW-DONE":
+                    phase = "done"
+                    deadline = time.monotonic() + 30
+                elif collecting:
+                    json_lines.append(line)
+        finally:
+            if hung is not None:
+                dump_device_state(self.qmp_path, os.path.join(
+                    self.rundir, "hang-state.json"))
+            kill_proc(self.proc)
+            t.join(timeout=5)
+            console.close()
+            stderr.close()
+        return rows, hung
+
+    def job_row(self, job, text):
+        with open(os.path.join(self.rundir, job["name"] + ".json"), "w") as f:
+            f.write(text + "\n")
+        row = {"tid": self.tid}
+        try:
+            row.update(fio_metrics(parse_json_text(text)))
+            s = self.snaps.get(job["name"], {})
+            row.update(window_metrics(s["start"], s["end"]))
+            row["status"] = "ok"
+        except (ValueError, KeyError) as e:
+            row["status"] = "error"
+            row["note"] = "%s: %s" % (type(e).__name__, e)
+        return row
+
+
+def tail(path, n=5):
+    try:
+        with open(path, errors="replace") as f:
+            return " | ".join(f.read().strip().splitlines()[-n:])
+    except OSError:
+        return ""
+
+
+# -------------------------------------------------------------- nbd venue
+
+class NbdDaemon:
+    """qemu-storage-daemon exporting the disk from IOThread io1."""
+
+    def __init__(self, a, variant, rundir, sockdir):
+        self.a, self.v, self.rundir = a, variant, rundir
+        self.sock = os.path.join(sockdir, "nbd.sock")
+        self.pidfile = os.path.join(sockdir, "qsd.pid")
+        self.proc = None
+        self.tid = None
+
+    def start(self):
+        a, v = self.a, self.v
+        for p in (self.sock, self.pidfile):
+            if os.path.exists(p):
+                os.unlink(p)
+        cmd = [
+            v.qsd,
+            "--blockdev", "driver=file,node-name=d0,filename=%s,aio=%s,"
+                          "cache.direct=on" % (a.disk, a.aio),
+            "--object", v.iothread(),
+            "--nbd-server", "addr.type=unix,addr.path=" + self.sock,
+            "--export", "type=nbd,id=e0,node-name=d0,name=d0,writable=on,"
+                        "iothread=io1",
+            "--pidfile", self.pidfile,
+        ]
+        with open(os.path.join(self.rundir, "cmdline.txt"), "w") as f:
+            f.write(" ".join(shlex.quote(c) for c in cmd) + "\n")
+        self.err = open(os.path.join(self.rundir, "qsd.log"), "w")
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                                     stdout=self.err, stderr=self.err)
+        deadline = time.monotonic() + 20
+        while not (os.path.exists(self.sock) and os.path.exists(self.pidfile)):
+            if self.proc.poll() is not None:
+                self.err.flush()
+                raise RuntimeError("qemu-storage-daemon exited: " + tail(
+                    os.path.join(self.rundir, "qsd.log")))
+            if time.monotonic() > deadline:
+                raise RuntimeError("qemu-storage-daemon did not come up")
+            time.sleep(0.05)
+        self.tid = self.find_iothread()
+
+    def find_iothread(self):
+        """qemu-storage-daemon names all its threads alike.  The idle
+        IOThread is the one non-main thread blocked in an event-loop
+        syscall (io_uring_enter with fdmon-io_uring); the RCU thread and
+        pool workers wait in futex.  Ask until exactly one qualifies."""
+        pid = self.proc.pid
+        seen = {}
+        for _ in range(100):
+            cands = []
+            for path in glob.glob("/proc/%d/task/*/syscall" % pid):
+                tid = int(path.split("/")[4])
+                if tid == pid:
+                    continue
+                try:
+                    with open(path) as f:
+                        nr = f.read().split()[0]
+                except (OSError, IndexError):
+                    continue
+                seen[tid] = nr
+                if nr in EVENT_LOOP_SYSCALLS:
+                    cands.append(tid)
+            if len(cands) == 1:
+                return cands[0]
+            time.sleep(0.05)
+        raise RuntimeError("cannot tell the IOThread of qemu-storage-daemon "
+                           "(threads and syscalls: %s)" % seen)
+
+    def run_job(self, job, jobdir):
+        a, pid, tid = self.a, self.proc.pid, self.tid
+        files = "/proc/uptime /proc/%d/stat /proc/%d/task/%d/stat " \
+                "/proc/%d/task/%d/schedstat" % (pid, pid, tid, pid, tid)
+        snap = "sh -c 'cat %s > %s/%%s.$$'" % (files, jobdir)
+        cmd = ["fio", "--output-format=json", "--output=" + os.path.join(jobdir, "fio.json"),
+               "--name=" + job["name"], "--ioengine=nbd",
+               "--uri=nbd+unix:///d0?socket=" + self.sock,
+               "--exec_prerun=" + snap % "start", "--exec_postrun=" + snap % "end",
+               ] + job["args"]
+        with open(os.path.join(jobdir, "cmdline.txt"), "w") as f:
+            f.write(" ".join(shlex.quote(c) for c in cmd) + "\n")
+        with open(os.path.join(jobdir, "fio.log"), "w") as log_f:
+            p = subprocess.Popen(cmd, cwd=jobdir, stdin=subprocess.DEVNULL,
+                                 stdout=log_f, stderr=log_f)
+            try:
+                rc = p.wait(timeout=a.runtime + a.watchdog)
+            except subprocess.TimeoutExpired:
+                kill_proc(p)
+                return {"status": "hang", "hang": 1,
+                        "note": "fio ran past %d s" % (a.runtime + a.watchdog)}
+        row = {"tid": tid}
+        try:
+            if rc != 0:
+                raise ValueError("fio rc=%d: %s" % (rc, tail(os.path.join(jobdir, "fio.log"))))
+            with open(os.path.join(jobdir, "fio.json")) as f:
+                row.update(fio_metrics(parse_json_text(f.read())))
+            starts, ends = [], []
+            for path in glob.glob(os.path.join(jobdir, "start.*")):
+                with open(path) as f:
+                    starts.append(parse_cat_snapshot(f.read()))
+            for path in glob.glob(os.path.join(jobdir, "end.*")):
+                with open(path) as f:
+                    ends.append(parse_cat_snapshot(f.read()))
+            if not starts or not ends:
+                raise ValueError("fio ran no exec_prerun/exec_postrun")
+            s0 = min(starts, key=lambda s: (s["t"], s["qemu"]))
+            s1 = max(ends, key=lambda s: (s["t"], s["qemu"]))
+            row.update(window_metrics(s0, s1))
+            row["status"] = "ok"
+        except (ValueError, KeyError, IndexError, OSError) as e:
+            row["status"] = "error"
+            row["note"] = "%s: %s" % (type(e).__name__, e)
+        return row
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                kill_proc(self.proc)
+        if getattr(self, "err", None):
+            self.err.close()
+
+
+# ---------------------------------------------------------------- matrix
+
+class Matrix:
+    def __init__(self, a):
+        self.a = a
+        self.variants = [Variant(s) for s in a.variant]
+        self.csv_path = os.path.join(a.out, "samples.csv")
+        new = not os.path.exists(self.csv_path)
+        self.csv_f = open(self.csv_path, "a", newline="")
+        self.csv = csv.DictWriter(self.csv_f, fieldnames=FIELDS,
+                                  extrasaction="ignore")
+        if new:
+            self.csv.writeheader()
+        self.broken = {}   # (venue, label) -> reason
+        self.hangs = 0
+        self.sockdir = tempfile.mkdtemp(prefix="apw-bench-")
+
+    def write(self, venue, v, rnd, attempt, job, row, started):
+        base = {"venue": venue, "workload": job["name"], "variant": v.label,
+                "round": rnd, "attempt": attempt, "hang": 0,
+                "rate_iops": job["rate"], "props": v.props,
+                "binary": v.bindir, "load1": started[1],
+                "started": time.strftime("%Y-%m-%dT%H:%M:%S",
+                                         time.localtime(started[0]))}
+        base.update(finish_row(dict(row)))
+        self.csv.writerow(base)
+        self.csv_f.flush()
+        if base["status"] == "ok":
+            log("  %-6s r%d %-10s %-22s %8.0f IOPS  lat %7.1f us (p99 %7.1f)"
+                "  io1 %6.3f ms/kIO  qemu %7.3f ms/kIO" % (
+                    venue, rnd, v.label, job["name"], base["iops"],
+                    base["lat_mean_us"], base["lat_p99_us"],
+                    base.get("iothread_cpu_ms_per_kio", 0),
+                    base.get("qemu_cpu_ms_per_kio", 0)))
+        else:
+            log("  %-6s r%d %-10s %-22s %s %s" % (
+                venue, rnd, v.label, job["name"], base["status"].upper(),
+                base.get("note", "")))
+
+    def rundir(self, venue, rnd, v, attempt):
+        d = os.path.join(self.a.out, "raw", "%s-r%d-%s-a%d" % (venue, rnd, v.label, attempt))
+        os.makedirs(d, exist_ok=True)
+        return d
+
+    def guest_round(self, rnd, v, jobs):
+        pending, attempt = list(jobs), 1
+        while pending and attempt <= 2:
+            started = (time.time(), load1())
+            d = self.rundir("guest", rnd, v, attempt)
+            boot = GuestBoot(self.a, v, pending, d, self.sockdir)
+            try:
+                rows, hung = boot.run()
+            except RuntimeError as e:
+                self.broken[("guest", v.label)] = str(e)
+                for j in pending:
+                    self.write("guest", v, rnd, attempt, j,
+                               {"status": "error", "note": str(e)[:300]}, started)
+                return
+            for j, r in zip(pending, rows):
+                self.write("guest", v, rnd, attempt, j, r, started)
+            if hung is None:
+                return
+            self.hangs += 1
+            j = pending[hung]
+            self.write("guest", v, rnd, attempt, j,
+                       {"status": "hang", "hang": 1,
+                        "note": "watchdog in %s; device state in %s" % (
+                            boot.hung_phase, os.path.relpath(
+                                os.path.join(d, "hang-state.json"), self.a.out))},
+                       started)
+            pending = pending[hung:]
+            attempt += 1
+
+    def nbd_round(self, rnd, v, jobs):
+        pending, attempt = list(jobs), 1
+        while pending and attempt <= 2:
+            d = self.rundir("nbd", rnd, v, attempt)
+            daemon = NbdDaemon(self.a, v, d, self.sockdir)
+            try:
+                started = (time.time(), load1())
+                try:
+                    daemon.start()
+                except RuntimeError as e:
+                    self.broken[("nbd", v.label)] = str(e)
+                    for j in pending:
+                        self.write("nbd", v, rnd, attempt, j,
+                                   {"status": "error", "note": str(e)[:300]}, started)
+                    return
+                while pending:
+                    j = pending[0]
+                    jd = os.path.join(d, j["name"])
+                    os.makedirs(jd, exist_ok=True)
+                    started = (time.time(), load1())
+                    r = daemon.run_job(j, jd)
+                    self.write("nbd", v, rnd, attempt, j, r, started)
+                    if r.get("hang"):
+                        self.hangs += 1
+                        break
+                    pending.pop(0)
+            finally:
+                daemon.stop()
+            attempt += 1
+
+    def run(self):
+        a = self.a
+        n = len(self.variants)
+        try:
+            for venue in a.venues:
+                jobs = venue_jobs(a, venue)
+                log("== %s: %d variant(s) x %d workload(s), %d warm-up + %d "
+                    "measured round(s), %d s each" % (
+                        venue, n, len(jobs), a.warmup, a.runs, a.runtime))
+                for rnd in range(1 - a.warmup if a.warmup else 1, a.runs + 1):
+                    if rnd <= 0:
+                        order = self.variants[:1]
+                    else:
+                        k = (rnd - 1) % n
+                        order = self.variants[k:] + self.variants[:k]
+                    for v in order:
+                        if (venue, v.label) in self.broken:
+                            continue
+                        if venue == "guest":
+                            self.guest_round(rnd, v, jobs)
+                        else:
+                            self.nbd_round(rnd, v, jobs)
+        finally:
+            shutil.rmtree(self.sockdir, ignore_errors=True)
+            self.csv_f.close()
+        for (venue, label), why in self.broken.items():
+            log("warning: %s %s failed and was skipped: %s" % (venue, label, why[:500]))
+        log("hangs: %d" % self.hangs)
+        return 0
+
+
+def binary_version(path):
+    try:
+        out = subprocess.run([path, "--version"], capture_output=True,
+                             text=True, timeout=20).stdout
+        return out.splitlines()[0].strip()
+    except (OSError, IndexError, subprocess.TimeoutExpired):
+        return "?"
+
+
+def write_meta(a):
+    with open("/proc/cpuinfo") as f:
+        model = next((l.split(":", 1)[1].strip() for l in f
+                      if l.startswith("model name")), "?")
+    m = {
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %z"),
+        "host": "%s, %d CPUs, %s" % (os.uname().release, os.cpu_count(), model),
+        "venues": ",".join(a.venues),
+        "rounds": "%d warm-up + %d measured, %d s of fio per job, round-robin "
+                  "rotated" % (a.warmup, a.runs, a.runtime),
+        "workloads": "%s%s; rate-limited job at %d IOPS (guest), %d IOPS (nbd)" % (
+            a.workloads, " + full matrix" if a.full_matrix else "",
+            a.rate_iops_guest, a.rate_iops_nbd),
+        "data disk": "%s (%d MiB), aio=%s, cache.direct=on" % (
+            a.disk, os.path.getsize(a.disk) >> 20, a.aio),
+        "fio": binary_version("fio"),
+    }
+    for spec in a.variant:
+        v = Variant(spec)
+        exe = v.system if "guest" in a.venues else v.qsd
+        m["variant " + v.label] = "%s, iothread,id=io1%s (%s)" % (
+            v.bindir, "," + v.props if v.props else "", binary_version(exe))
+    for kv in a.meta:
+        k, _, val = kv.partition("=")
+        m[k] = val
+    with open(os.path.join(a.out, "meta.json"), "w") as f:
+        json.dump(m, f, indent=1)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--variant", action="append", required=True,
+                    help="LABEL=BINDIR[:IOTHREAD-PROPS], in order")
+    ap.add_argument("--venues", default="guest,nbd")
+    ap.add_argument("--workloads", default="sat,rate")
+    ap.add_argument("--full-matrix", action="store_true")
+    ap.add_argument("--runtime", type=int, default=10)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--watchdog", type=int, default=120)
+    ap.add_argument("--rate-iops-guest", type=int, default=1340)
+    ap.add_argument("--rate-iops-nbd", type=int, default=2000)
+    ap.add_argument("--aio", default="native")
+    ap.add_argument("--disk", required=True)
+    ap.add_argument("--kernel")
+    ap.add_argument("--initrd")
+    ap.add_argument("--bios-dir")
+    ap.add_argument("--meta", action="append", default=[],
+                    help="KEY=VALUE for meta.json (the report prints it)")
+    a = ap.parse_args()
+    a.venues = [x for x in a.venues.split(",") if x]
+    os.makedirs(a.out, exist_ok=True)
+    write_meta(a)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    return Matrix(a).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
