@@ -228,6 +228,10 @@ def main():
     if loads:
         out.append("- host load average (1 min) at run start: %.2f-%.2f"
                    % (min(loads), max(loads)))
+        if max(loads) > 2.5:
+            out.append("- **warning: the load average reached %.1f: something "
+                       "else ran on the cores, the figures are suspect**"
+                       % max(loads))
     out.append("- medians over the measured rounds, (min-max) in brackets; "
                "ratios are of medians; CPU is utime+stime over fio's I/O "
                "window only")

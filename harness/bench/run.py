@@ -667,8 +667,8 @@ class Matrix:
                     "measured round(s), %d s each" % (
                         venue, n, len(jobs), a.warmup, a.runs, a.runtime))
                 for rnd in range(1 - a.warmup if a.warmup else 1, a.runs + 1):
-                    if rnd <= 0:
-                        order = self.variants[:1]
+                    if rnd <= 0:   # warm-up: one boot, of each variant in turn
+                        order = [self.variants[-rnd % n]]
                     else:
                         k = (rnd - 1) % n
                         order = self.variants[k:] + self.variants[:k]
@@ -685,7 +685,7 @@ class Matrix:
         for (venue, label), why in self.broken.items():
             log("warning: %s %s failed and was skipped: %s" % (venue, label, why[:500]))
         log("hangs: %d" % self.hangs)
-        return 0
+        return 2 if self.broken else 0
 
 
 def binary_version(path):
