@@ -22,13 +22,12 @@ make_base_tree() {
         die "cannot unpack $tarball"
     (
         cd "$dir"
-        git init -q -b base
+        git init -q -b work
         git add -A -f .
         GIT_AUTHOR_DATE=$BASE_DATE GIT_COMMITTER_DATE=$BASE_DATE \
             git_team commit -q --no-verify \
             -m "QEMU $APW_BASE (Debian $ORIG_TARBALL, $DEB_VERSION)"
         git tag base
-        git checkout -q -b work
     )
     envfix_apply "$dir"
 }

@@ -1,0 +1,162 @@
+# ./apw test: every check of the series, ending with "N passed, N failed".
+# Sourced by ./apw.
+
+T_PASS=0
+T_FAIL=0
+T_FAILED=
+T_LOGS=
+
+# check NAME COMMAND...: run one check, its output in a log of its own.
+check() {
+    local name=$1 log t0
+    shift
+    log=$T_LOGS/$(echo "$name" | tr -c 'A-Za-z0-9_.-\n' '_').log
+    t0=$(date +%s)
+    if ( "$@" ) > "$log" 2>&1; then
+        T_LAST=0
+        T_PASS=$((T_PASS + 1))
+        printf 'ok   %-58s %4ss\n' "$name" "$(( $(date +%s) - t0 ))"
+    else
+        T_LAST=1
+        T_FAIL=$((T_FAIL + 1))
+        T_FAILED="$T_FAILED
+  $name: $log"
+        printf 'FAIL %-58s %4ss\n' "$name" "$(( $(date +%s) - t0 ))"
+        tail -n 15 "$log" | sed 's/^/     | /'
+    fi
+}
+
+checkpatch_one() {
+    "$TREE/scripts/checkpatch.pl" --no-tree "$PATCHES/$1"
+}
+
+# Run the event-loop unit tests of build folder $1 directly (meson test would
+# first rebuild everything).
+run_event_loop_tests() {
+    local bld=$1 t rc=0
+    for t in $(event_loop_targets "$bld"); do
+        echo "== $t"
+        timeout 300 "$bld/$t" || { echo "FAILED: $t"; rc=1; }
+        case "$t" in
+        */test-nested-aio-poll)
+            # It skips when io_uring works; make io_uring_setup fail so that
+            # fdmon-poll is used and the test really runs.
+            echo "== $t (fdmon-poll)"
+            timeout 300 strace -f -qq -o /dev/null -e trace=io_uring_setup \
+                -e inject=io_uring_setup:error=ENOSYS "$bld/$t" > "$bld/nested.out" 2>&1 ||
+                { cat "$bld/nested.out"; echo "FAILED: $t"; rc=1; }
+            cat "$bld/nested.out"
+            if grep -q '# SKIP' "$bld/nested.out"; then
+                echo "FAILED: $t skipped under fdmon-poll"
+                rc=1
+            fi
+            ;;
+        esac
+    done
+    return $rc
+}
+
+# Bisectability: the tree at patch $1 builds and passes the event-loop tests.
+bisect_step() {
+    local n=$1 sha bld=$APW_WORK/series/build-all
+    sha=$(git -C "$TREE" rev-list --reverse base..work | sed -n "${n}p")
+    git -C "$TREE" checkout -q "$sha"
+    configure_profile "$TREE" "$bld" all
+    (cd "$bld" && ninja build.ninja > /dev/null) || return 1
+    build_profile "$TREE" "$bld" all $(event_loop_targets "$bld") &&
+        run_event_loop_tests "$bld"
+}
+
+full_build() {
+    local bld=$APW_WORK/series/build-all
+    configure_profile "$TREE" "$bld" all
+    ccache_env
+    (cd "$bld" && ninja -j"$APW_JOBS") || return 1
+    make -C "$bld/pc-bios/optionrom" >/dev/null
+}
+
+unit_suite() {
+    (cd "$APW_WORK/series/build-all" &&
+     meson test --no-rebuild --suite unit --print-errorlogs --num-processes "$APW_JOBS")
+}
+
+qtest_poll_weight() {
+    (cd "$APW_WORK/series/build-all" &&
+     meson test --no-rebuild --print-errorlogs iothread-poll-weight-test)
+}
+
+sanitizer_run() {
+    local prof=$1 bld=$APW_WORK/series/build-$1
+    shift
+    build_profile "$TREE" "$bld" "$prof" "$@" || return 1
+    local t rc=0
+    for t in "$@"; do
+        echo "== $t"
+        timeout 600 "$bld/$t" || { echo "FAILED: $t"; rc=1; }
+        case "$t" in
+        */test-nested-aio-poll)
+            timeout 300 strace -f -qq -o /dev/null -e trace=io_uring_setup \
+                -e inject=io_uring_setup:error=ENOSYS "$bld/$t" ||
+                { echo "FAILED: $t (fdmon-poll)"; rc=1; } ;;
+        esac
+    done
+    return $rc
+}
+
+asan_run() {
+    UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1 \
+    ASAN_OPTIONS=abort_on_error=1 \
+        sanitizer_run asan tests/unit/test-aio-poll-weight tests/unit/test-aio \
+            tests/unit/test-aio-multithread tests/unit/test-nested-aio-poll
+}
+
+tsan_run() {
+    TSAN_OPTIONS="halt_on_error=1:suppressions=$APW_ROOT/harness/tsan.supp" \
+        sanitizer_run tsan tests/unit/test-aio-poll-weight
+}
+
+load_test() {
+    /usr/bin/python3 "$APW_ROOT/harness/e2e/load_test.py" \
+        --qsd "$APW_WORK/series/build-all/storage-daemon/qemu-storage-daemon" \
+        --qemu-src "$TREE" --runtime "${APW_LOAD_RUNTIME:-30}"
+}
+
+cmd_test() {
+    local n i p
+    T_LOGS=$APW_WORK/test-logs
+    say "aio-poll-weight tests: base $APW_BASE, logs in $T_LOGS"
+    cmd_deps
+    cmd_fetch
+    cmd_tree
+    rm -rf "$T_LOGS"
+    mkdir -p "$T_LOGS"
+    n=$(series_list | wc -l)
+
+    check "series applies and round-trips byte for byte" cmd_roundtrip
+    for p in $(series_list); do
+        check "checkpatch $p" checkpatch_one "$p"
+    done
+
+    # Leave the tree on its branch whatever happens in the bisect steps.
+    trap 'git -C "$TREE" checkout -q work' EXIT
+    for i in $(seq 1 "$n"); do
+        check "patch $i/$n builds, event-loop tests pass" bisect_step "$i"
+    done
+    git -C "$TREE" checkout -q work
+    trap - EXIT
+
+    check "full build (system, storage daemon, tests)" full_build
+    if [ "$T_LAST" = 0 ]; then
+        check "unit test suite (meson test --suite unit)" unit_suite
+        check "qtest iothread-poll-weight-test" qtest_poll_weight
+        check "fio verify under a QMP parameter storm" load_test
+    fi
+    check "ASan+UBSan: event-loop tests and test-aio-poll-weight" asan_run
+    check "TSan: poll parameters changed from another thread" tsan_run
+
+    if [ -n "$T_FAILED" ]; then
+        echo "failed:$T_FAILED"
+    fi
+    echo "$T_PASS passed, $T_FAIL failed"
+    [ "$T_FAIL" = 0 ]
+}
