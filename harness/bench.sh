@@ -41,6 +41,8 @@ Options:
   --rate-iops G[,N]        rate of the QD1 job in the guest and over NBD
                            (default 1340,2000)
   --aio native|io_uring    aio= of the data disk (default native)
+  --fio-args "OPTS"        extra fio options for every job, e.g.
+                           "--ramp_time=2 --bs=4k" (no spaces in one option)
   --disk-mib N             size of the data disk file (default 256)
   --watchdog S             a boot, job or power-off that takes S s more
                            than the runtime is a hang: it is killed, its
@@ -177,7 +179,7 @@ cmd_bench() {
     local cmdline="$*"
     local venue=both variants=$BENCH_ALL_VARIANTS runs=3 warmup=1 runtime=10
     local workloads=sat,rate full= rate=1340,2000 aio=native mib=256
-    local watchdog=120 out= report_only= dry= custom=() specs=() v spec dir
+    local watchdog=120 fio_args= out= report_only= dry= custom=() specs=() v spec dir
     BENCH_BASE_DIR=$APW_WORK/base/build-all
     BENCH_SERIES_DIR=$APW_WORK/series/build-all
     while [ $# -gt 0 ]; do
@@ -193,6 +195,7 @@ cmd_bench() {
         --full-matrix) full=--full-matrix ;;
         --rate-iops) rate=${2:?}; shift ;;
         --aio) aio=${2:?}; shift ;;
+        --fio-args) fio_args=${2?}; shift ;;
         --disk-mib) mib=${2:?}; shift ;;
         --watchdog) watchdog=${2:?}; shift ;;
         --base-dir) BENCH_BASE_DIR=$(bench_dir_of "${2:?}"); shift ;;
@@ -289,7 +292,7 @@ cmd_bench() {
         --runs "$runs" --warmup "$warmup" --runtime "$runtime" \
         --workloads "$workloads" $full --watchdog "$watchdog" \
         --rate-iops-guest "${rate%%,*}" --rate-iops-nbd "${rate##*,}" \
-        --aio "$aio" --disk "$disk" \
+        --aio "$aio" --fio-args="$fio_args" --disk "$disk" \
         --kernel "$APW_CACHE/guest/vmlinuz" \
         --initrd "$APW_CACHE/guest/initramfs.cpio" \
         --bios-dir "$APW_CACHE/guest/bios" "${args[@]}" || rc=$?

@@ -115,7 +115,8 @@ def workload_list(a):
 
 def common_fio_args(a):
     return ["--direct=1", "--time_based=1", "--runtime=%d" % a.runtime,
-            "--group_reporting=1", "--lat_percentiles=1", "--norandommap=1"]
+            "--group_reporting=1", "--lat_percentiles=1",
+            "--norandommap=1"]
 
 
 def venue_jobs(a, venue):
@@ -126,7 +127,8 @@ def venue_jobs(a, venue):
         if r == "rate":
             r = rate
             args.append("--rate_iops=%d" % r)
-        jobs.append({"name": name, "args": common_fio_args(a) + args,
+        # The extra options come last, so that they win.
+        jobs.append({"name": name, "args": common_fio_args(a) + args + a.fio_args.split(),
                      "rate": r or ""})
     return jobs
 
@@ -249,7 +251,10 @@ def qmp(path, commands, timeout=5.0):
 
 
 def dump_device_state(qmp_path, out_path):
-    """Save what QMP tells about the IOThread and the virtio-blk queues."""
+    """Save what QMP tells about the IOThread, the virtio-blk queues and
+    the interrupt controllers, then ask the guest kernel (magic SysRq on
+    the PS/2 keyboard) for its blocked and all tasks: that lands in
+    console.log, which the reader thread is still writing."""
     res = []
     try:
         res = qmp(qmp_path, [("query-status", None), ("query-iothreads", None),
@@ -262,7 +267,15 @@ def dump_device_state(qmp_path, out_path):
                          {"path": d["path"], "queue": 0}))
             cmds.append(("x-query-virtio-queue-element",
                          {"path": d["path"], "queue": 0}))
+        for hmp in ("info pic", "info irq", "info lapic", "info registers"):
+            cmds.append(("human-monitor-command", {"command-line": hmp}))
         res += qmp(qmp_path, cmds)
+        # 8 first: the console's log level is 1, and the task dumps are
+        # printed at KERN_INFO after SysRq restored it.
+        for key, wait in (("8", 0.5), ("w", 3), ("t", 6)):
+            res += qmp(qmp_path, [("send-key", {"keys": [
+                {"type": "qcode", "data": k} for k in ("alt", "sysrq", key)]})])
+            time.sleep(wait)
     except Exception as e:
         res.append(("error", None, {"exception": str(e)}))
     with open(out_path, "w") as f:
@@ -308,7 +321,8 @@ class GuestBoot:
             "-L", os.path.join(v.bindir, "pc-bios/optionrom"),
             "-L", a.bios_dir,
             "-kernel", a.kernel, "-initrd", a.initrd,
-            "-append", "console=ttyS0 quiet loglevel=1 panic=-1 mitigations=off",
+            "-append", "console=ttyS0 quiet loglevel=1 panic=-1 mitigations=off "
+                       "sysrq_always_enabled",
             "-chardev", "stdio,id=ser0,signal=off", "-serial", "chardev:ser0",
             "-qmp", "unix:%s,server=on,wait=off" % self.qmp_path,
             "-fw_cfg", "name=opt/apw/jobs,file=" + jobfile,
@@ -741,6 +755,8 @@ def main():
     ap.add_argument("--rate-iops-guest", type=int, default=1340)
     ap.add_argument("--rate-iops-nbd", type=int, default=2000)
     ap.add_argument("--aio", default="native")
+    ap.add_argument("--fio-args", default="",
+                    help="extra fio options for every job (no spaces inside one)")
     ap.add_argument("--disk", required=True)
     ap.add_argument("--kernel")
     ap.add_argument("--initrd")
