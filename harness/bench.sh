@@ -53,6 +53,8 @@ Options:
                            work/bench/latest pointing at it)
   --report DIR             only remake report.md and the plots of DIR
   --dry-run                print the plan and stop
+  --self-test              the offline tests of the parsing and the report
+                           (no QEMU needed; a few seconds)
   -h, --help               this text
 
 Output: samples.csv (one row per run and workload), report.md (tables and
@@ -203,6 +205,9 @@ cmd_bench() {
         --out) out=${2:?}; shift ;;
         --report) report_only=${2:?}; shift ;;
         --dry-run) dry=1 ;;
+        --self-test)
+            "$BENCH_PY" -m unittest discover -s "$BENCH_DIR" -p 'test_*.py'
+            return ;;
         *) die "unknown bench option '$1' (./apw bench --help)" ;;
         esac
         shift
