@@ -20,6 +20,8 @@ import statistics
 import sys
 
 REFS = ("unpatched", "floor")
+# CPU outside QEMU and fio, in % of one core, above which a run is suspect.
+OTHER_WARN_PCT = 40
 METRICS = [  # key, title, format
     ("iops", "IOPS", "%.0f"),
     ("lat_mean_us", "lat mean us", "%.0f"),
@@ -221,17 +223,21 @@ def main():
     measured = [r for r in rows if int(r["round"]) >= 1]
     hangs = sum(1 for r in rows if r.get("hang") == "1")
     errors = sum(1 for r in measured if r["status"] == "error")
-    loads = [float(r["load1"]) for r in measured if r.get("load1")]
-    out.append("- runs: %d measured rows, %d hang(s) (warm-up included; each "
-               "hang was retried once), %d error row(s)" % (
-                   len(measured), hangs, errors))
-    if loads:
-        out.append("- host load average (1 min) at run start: %.2f-%.2f"
-                   % (min(loads), max(loads)))
-        if max(loads) > 2.5:
-            out.append("- **warning: the load average reached %.1f: something "
-                       "else ran on the cores, the figures are suspect**"
-                       % max(loads))
+    other = []
+    for r in measured:
+        try:
+            other.append(100.0 * float(r["other_cpu_ms"]) / 1000.0
+                         / float(r["other_window_s"]))
+        except (KeyError, ValueError, TypeError, ZeroDivisionError):
+            pass
+    if other:
+        out.append("- CPU of other processes on the host during the "
+                   "windows (not QEMU, not fio): median %.0f%%, max %.0f%% "
+                   "of one core" % (statistics.median(other), max(other)))
+        if max(other) > OTHER_WARN_PCT:
+            out.append("- **warning: up to %.0f%% of a core went to something "
+                       "else during a measured window: another job shared "
+                       "the cores, the figures are suspect**" % max(other))
     out.append("- medians over the measured rounds, (min-max) in brackets; "
                "ratios are of medians; CPU is utime+stime over fio's I/O "
                "window only")

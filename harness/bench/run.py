@@ -40,7 +40,8 @@ FIELDS = [
     "iops", "ios", "lat_mean_us", "lat_p50_us", "lat_p99_us", "window_s",
     "qemu_cpu_ms", "iothread_cpu_ms", "iothread_sched_ms",
     "qemu_cpu_ms_per_kio", "iothread_cpu_ms_per_kio",
-    "iothread_sched_ms_per_kio", "rate_iops", "props", "binary", "load1",
+    "iothread_sched_ms_per_kio", "fio_cpu_ms", "other_cpu_ms",
+    "other_window_s", "rate_iops", "props", "binary", "load1",
     "started", "note",
 ]
 
@@ -141,6 +142,35 @@ def stat_ticks(text):
     return int(f[11]) + int(f[12])
 
 
+def others_ticks():
+    """utime+stime+cutime+cstime summed over every process but this runner
+    and its descendants (QEMU, fio): the CPU that other jobs used.  A
+    short-lived process (a compiler) shows up in its parent's cutime once
+    reaped, so builds are seen too."""
+    me = os.getpid()
+    procs = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                text = f.read()
+        except OSError:
+            continue
+        f = text[text.rindex(")") + 2:].split()
+        procs[int(d)] = (int(f[1]), sum(int(x) for x in f[11:15]))
+    kids = {}
+    for pid, (ppid, _) in procs.items():
+        kids.setdefault(ppid, []).append(pid)
+    mine, todo = set(), [me]
+    while todo:
+        p = todo.pop()
+        if p not in mine:
+            mine.add(p)
+            todo += kids.get(p, [])
+    return sum(t for pid, (_, t) in procs.items() if pid not in mine)
+
+
 def snapshot(pid, tid):
     with open("/proc/%d/stat" % pid) as f:
         q = stat_ticks(f.read())
@@ -148,7 +178,8 @@ def snapshot(pid, tid):
         i = stat_ticks(f.read())
     with open("/proc/%d/task/%d/schedstat" % (pid, tid)) as f:
         s = int(f.read().split()[0])
-    return {"t": time.monotonic(), "qemu": q, "io": i, "sched": s}
+    return {"t": time.monotonic(), "qemu": q, "io": i, "sched": s,
+            "others": others_ticks()}
 
 
 def parse_cat_snapshot(text):
@@ -167,6 +198,11 @@ def window_metrics(s0, s1):
     }
 
 
+def others_metrics(t0, o0, t1, o1):
+    return {"other_cpu_ms": (o1 - o0) * 1000.0 / CLK_TCK,
+            "other_window_s": round(t1 - t0, 3)}
+
+
 def fio_metrics(d):
     j = d["jobs"][0]
     dirs = [j[k] for k in ("read", "write", "trim") if j[k]["total_ios"]]
@@ -175,7 +211,12 @@ def fio_metrics(d):
         raise ValueError("fio did no I/O")
     main = max(dirs, key=lambda x: x["total_ios"])
     pct = main["lat_ns"].get("percentile", {})
+    # fio's CPU: per-clone percentages of summed run times, so this is the
+    # sum over the clones.  It matters only where fio runs on the host.
+    fio_cpu = (j.get("usr_cpu", 0) + j.get("sys_cpu", 0)) / 100.0 \
+        * j.get("job_runtime", 0)
     return {
+        "fio_cpu_ms": round(fio_cpu, 1),
         "ios": ios,
         "iops": round(sum(x["iops"] for x in dirs), 1),
         "lat_mean_us": round(sum(x["lat_ns"]["mean"] * x["total_ios"]
@@ -186,7 +227,10 @@ def fio_metrics(d):
 
 
 def finish_row(row):
+    """Round, and add the per-1000-I/O figures."""
     kio = row.get("ios", 0) / 1000.0
+    if "other_cpu_ms" in row:
+        row["other_cpu_ms"] = round(row["other_cpu_ms"], 1)
     for k in ("qemu_cpu_ms", "iothread_cpu_ms", "iothread_sched_ms"):
         if k in row:
             row[k] = round(row[k], 1)
@@ -425,8 +469,11 @@ class GuestBoot:
         row = {"tid": self.tid}
         try:
             row.update(fio_metrics(parse_json_text(text)))
+            del row["fio_cpu_ms"]   # the guest's CPU, part of QEMU's here
             s = self.snaps.get(job["name"], {})
             row.update(window_metrics(s["start"], s["end"]))
+            row.update(others_metrics(s["start"]["t"], s["start"]["others"],
+                                      s["end"]["t"], s["end"]["others"]))
             row["status"] = "ok"
         except (ValueError, KeyError) as e:
             row["status"] = "error"
@@ -515,7 +562,7 @@ class NbdDaemon:
     def run_job(self, job, jobdir):
         a, pid, tid = self.a, self.proc.pid, self.tid
         files = "/proc/uptime /proc/%d/stat /proc/%d/task/%d/stat " \
-                "/proc/%d/task/%d/schedstat" % (pid, pid, tid, pid, tid)
+                "/proc/%d/task/%d/schedstat /proc/stat" % (pid, pid, tid, pid, tid)
         snap = "sh -c 'cat %s > %s/%%s.$$'" % (files, jobdir)
         cmd = ["fio", "--output-format=json", "--output=" + os.path.join(jobdir, "fio.json"),
                "--name=" + job["name"], "--ioengine=nbd",
@@ -525,10 +572,12 @@ class NbdDaemon:
         with open(os.path.join(jobdir, "cmdline.txt"), "w") as f:
             f.write(" ".join(shlex.quote(c) for c in cmd) + "\n")
         with open(os.path.join(jobdir, "fio.log"), "w") as log_f:
+            t0, o0 = time.monotonic(), others_ticks()
             p = subprocess.Popen(cmd, cwd=jobdir, stdin=subprocess.DEVNULL,
                                  stdout=log_f, stderr=log_f)
             try:
                 rc = p.wait(timeout=a.runtime + a.watchdog)
+                t1, o1 = time.monotonic(), others_ticks()
             except subprocess.TimeoutExpired:
                 kill_proc(p)
                 return {"status": "hang", "hang": 1,
@@ -551,6 +600,8 @@ class NbdDaemon:
             s0 = min(starts, key=lambda s: (s["t"], s["qemu"]))
             s1 = max(ends, key=lambda s: (s["t"], s["qemu"]))
             row.update(window_metrics(s0, s1))
+            # Around the whole fio process (its start-up included).
+            row.update(others_metrics(t0, o0, t1, o1))
             row["status"] = "ok"
         except (ValueError, KeyError, IndexError, OSError) as e:
             row["status"] = "error"

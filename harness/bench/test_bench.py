@@ -11,6 +11,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -74,6 +75,17 @@ class Parsing(unittest.TestCase):
         self.assertEqual((v.label, v.bindir, v.weight), ("w2", "/b/series", 2))
         self.assertEqual(v.iothread(), "iothread,id=io1,poll-weight=2,poll-max-ns=16384")
         self.assertEqual(run.Variant("unpatched=/b").iothread(), "iothread,id=io1")
+
+
+    def test_others_ticks_sees_a_busy_stranger(self):
+        # A process outside the runner's tree: its CPU counts.  Start it
+        # with setsid through a double fork so it is not our descendant.
+        busy = subprocess.Popen(["sh", "-c", "(timeout 0.6 sh -c 'while :; do :; done' &) ; sleep 0.7"])
+        time.sleep(0.05)
+        o0 = run.others_ticks()
+        busy.wait()
+        o1 = run.others_ticks()
+        self.assertGreaterEqual((o1 - o0) * 1000.0 / run.CLK_TCK, 300)
 
 
 class Guest(unittest.TestCase):
