@@ -123,7 +123,8 @@ bench_guest() {
     cp "$tmp/s/usr/share/seabios/bios-256k.bin" "$g/bios/"
     cp "$(bench_first "$tmp"/k/boot/vmlinuz-*)" "$g/vmlinuz"
     "$BENCH_PY" "$BENCH_DIR/guest.py" --kernel-root "$tmp/k" \
-        --busybox "$tmp/b/bin/busybox" --out "$g/initramfs.cpio" ||
+        --busybox "$tmp/b/bin/busybox" --out "$g/initramfs.cpio" \
+        --vmlinux-out "$g/vmlinux" ||
         { rm -rf "$tmp"; die "building the initramfs failed"; }
     basename "$kdeb" > "$g/kernel-package"
     rm -rf "$tmp"
@@ -243,9 +244,9 @@ cmd_bench() {
     [[ $workloads == *rate* ]] && nw=$((nw + 1))
     [ -n "$full" ] && nw=$((nw + 31))
     est=0
-    # Measured on 2 idle cores: a guest boot costs about 8 s plus 1.2 s of
+    # Measured on 2 idle cores: a guest boot costs about 5 s plus 1 s of
     # fio start-up per job; NBD about 0.6 s per job.
-    [[ $venue == *guest* ]] && est=$((est + (warmup + runs * nv) * (8 + nw * (runtime + 1))))
+    [[ $venue == *guest* ]] && est=$((est + (warmup + runs * nv) * (5 + nw * (runtime + 1))))
     [[ $venue == *nbd* ]] && est=$((est + (warmup + runs * nv) * (1 + nw * runtime)))
     say "plan: venues $venue; variants: ${specs[*]}"
     say "plan: workloads $workloads${full:+ + full matrix}, $warmup warm-up + $runs rounds of ${runtime} s; about $((est / 60 + 1)) min"
@@ -289,7 +290,7 @@ cmd_bench() {
         args+=(--variant "$spec" --meta "source ${spec%%=*}=$(bench_tree_rev "$dir")")
         labels+=("${spec%%=*}")
     done
-    [[ $venue != *guest* ]] || args+=(--meta "guest=$(cat "$APW_CACHE/guest/kernel-package"), -M pc -accel tcg -m 1024, initramfs with busybox and Debian's fio")
+    [[ $venue != *guest* ]] || args+=(--meta "guest=$(cat "$APW_CACHE/guest/kernel-package") ($( [ -f "$APW_CACHE/guest/vmlinux" ] && echo "ELF, PVH boot" || echo bzImage)), -M pc -accel tcg -m 1024, initramfs with busybox and Debian's fio")
     args+=(--meta "command=./apw bench $cmdline")
     local t0 rc=0
     t0=$(date +%s)
@@ -298,7 +299,7 @@ cmd_bench() {
         --workloads "$workloads" $full --watchdog "$watchdog" \
         --rate-iops-guest "${rate%%,*}" --rate-iops-nbd "${rate##*,}" \
         --aio "$aio" --fio-args="$fio_args" --disk "$disk" \
-        --kernel "$APW_CACHE/guest/vmlinuz" \
+        --kernel "$(bench_first "$APW_CACHE/guest/vmlinux" "$APW_CACHE/guest/vmlinuz")" \
         --initrd "$APW_CACHE/guest/initramfs.cpio" \
         --bios-dir "$APW_CACHE/guest/bios" "${args[@]}" || rc=$?
     say "benchmark took $(( $(date +%s) - t0 )) s; results in $out"
