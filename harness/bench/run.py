@@ -327,6 +327,33 @@ def dump_device_state(qmp_path, out_path):
                    for c, a, r in res], f, indent=1)
 
 
+def dump_threads(pids, path):
+    """comm, state, syscall, wchan and kernel stack of every thread of
+    the given processes and their children (fio's job processes)."""
+    out = []
+    todo, seen = list(pids), set()
+    while todo:
+        pid = todo.pop(0)
+        if pid in seen:
+            continue
+        seen.add(pid)
+        for task in sorted(glob.glob("/proc/%d/task/*" % pid)):
+            out.append("== %s" % task)
+            for f in ("comm", "stat", "syscall", "wchan", "stack"):
+                try:
+                    with open(os.path.join(task, f)) as fh:
+                        out.append("%s: %s" % (f, fh.read().strip()))
+                except OSError as e:
+                    out.append("%s: (%s)" % (f, e.strerror))
+            try:
+                with open(os.path.join(task, "children")) as fh:
+                    todo += [int(c) for c in fh.read().split()]
+            except OSError:
+                pass
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
 # ------------------------------------------------------------ guest venue
 
 def find_thread_by_comm(pid, comm):
@@ -437,6 +464,7 @@ class GuestBoot:
                     raise RuntimeError(line)
                 if w[0] == "APW-BOOTED":
                     phase = "jobs"
+                    self.check_iothread()
                     deadline = time.monotonic() + a.runtime + a.watchdog
                 elif w[0] == "APW-JOB":
                     deadline = time.monotonic() + a.runtime + a.watchdog
@@ -462,6 +490,22 @@ class GuestBoot:
             console.close()
             stderr.close()
         return rows, hung
+
+    def check_iothread(self):
+        """Find io1 by its name ('IO io1' with debug-threads=on) and check
+        it against QMP's query-iothreads, before any window opens."""
+        by_name = find_thread_by_comm(self.proc.pid, "IO io1")
+        try:
+            r = qmp(self.qmp_path, [("query-iothreads", None)])[0][2]
+            by_qmp = next(t["thread-id"] for t in r["return"] if t["id"] == "io1")
+        except (OSError, ValueError, KeyError, StopIteration):
+            by_qmp = None
+        if by_name and by_qmp and by_name != by_qmp:
+            raise RuntimeError("IOThread io1: thread 'IO io1' is %d, QMP says %d"
+                               % (by_name, by_qmp))
+        if not (by_name or by_qmp):
+            raise RuntimeError("cannot find IOThread io1's thread")
+        self.tid = by_name or by_qmp
 
     def job_row(self, job, text):
         with open(os.path.join(self.rundir, job["name"] + ".json"), "w") as f:
@@ -579,9 +623,13 @@ class NbdDaemon:
                 rc = p.wait(timeout=a.runtime + a.watchdog)
                 t1, o1 = time.monotonic(), others_ticks()
             except subprocess.TimeoutExpired:
+                dump_threads([pid, p.pid], os.path.join(jobdir, "hang-threads.txt"))
                 kill_proc(p)
                 return {"status": "hang", "hang": 1,
-                        "note": "fio ran past %d s" % (a.runtime + a.watchdog)}
+                        "note": "fio ran past %d s; threads in %s" % (
+                            a.runtime + a.watchdog,
+                            os.path.relpath(os.path.join(jobdir, "hang-threads.txt"),
+                                            a.out))}
         row = {"tid": tid}
         try:
             if rc != 0:
