@@ -228,6 +228,10 @@ cmd_bench() {
     done
     [ "$runs" -ge 1 ] && [ "$runtime" -ge 1 ] || die "--runs and --runtime must be >= 1"
     [[ $rate =~ ^[0-9]+(,[0-9]+)?$ ]] || die "--rate-iops wants G or G,N"
+    for v in ${workloads//,/ }; do
+        case "$v" in sat|rate) ;; *) die "unknown workload '$v' (sat, rate)" ;; esac
+    done
+    [ -n "${workloads//,/}" ] || [ -n "$full" ] || die "no workloads"
 
     for v in $variants; do specs+=("$(bench_variant_spec "$v")") || exit 1; done
     for spec in "${custom[@]}"; do
