@@ -147,6 +147,27 @@ def table(cells, order):
     return "\n".join(lines)
 
 
+def summary(cells, order, venue):
+    """One line per workload: each variant's IOPS and IOThread CPU per I/O
+    as ratios of medians against unpatched."""
+    wls = [wl for (v, wl) in cells if v == venue]
+    labels = [l for l in order if any(l in cells[(venue, wl)] for wl in wls)]
+    if "unpatched" not in labels or len(wls) < 2:
+        return ""
+    lines = ["| workload | " + " | ".join(labels) + " |",
+             "|---|" + "--:|" * len(labels)]
+    for wl in wls:
+        cs = cells[(venue, wl)]
+        ref = cs.get("unpatched")
+        row = [wl]
+        for l in labels:
+            c = cs.get(l)
+            row.append("-" if c is None else "%s / %s" % (
+                ratio(c, ref, "iops"), ratio(c, ref, "iothread_cpu_ms_per_kio")))
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
 def plot(cells, order, title, path):
     import matplotlib
     matplotlib.use("Agg")
@@ -242,6 +263,11 @@ def main():
                "ratios are of medians; CPU is utime+stime over fio's I/O "
                "window only")
     out.append("")
+    for venue in sorted({v for v, _ in cells}):
+        t = summary(cells, order, venue)
+        if t:
+            out += ["## %s: summary (IOPS / IOThread CPU per I/O, vs unpatched)"
+                    % venue, "", t, ""]
     plots = []
     os.makedirs(os.path.join(a.dir, "plots"), exist_ok=True)
     for (venue, wl), cs in cells.items():
