@@ -606,7 +606,7 @@ class NbdDaemon:
     def run_job(self, job, jobdir):
         a, pid, tid = self.a, self.proc.pid, self.tid
         files = "/proc/uptime /proc/%d/stat /proc/%d/task/%d/stat " \
-                "/proc/%d/task/%d/schedstat /proc/stat" % (pid, pid, tid, pid, tid)
+                "/proc/%d/task/%d/schedstat" % (pid, pid, tid, pid, tid)
         snap = "sh -c 'cat %s > %s/%%s.$$'" % (files, jobdir)
         cmd = ["fio", "--output-format=json", "--output=" + os.path.join(jobdir, "fio.json"),
                "--name=" + job["name"], "--ioengine=nbd",
