@@ -62,8 +62,10 @@ ratios vs unpatched and vs floor), plots/*.png, raw/ (per-run console,
 fio JSON, command lines, device state on hangs), meta.json.
 
 A default run (7 variants, both venues, 2 workloads, 1+3 rounds, 10 s) is
-about 20 minutes on 2 cores.  Keep the host otherwise idle: a build on the
-same cores spoils the figures (load1 is recorded per run).
+about 17-18 minutes on 2 idle cores (guest ~9 min, NBD ~8 min).  Keep the
+host otherwise idle: a build on the same cores spoils the figures.  Each
+run records the CPU that other processes took during its window, and the
+report warns when that passes 40% of a core.
 EOF
 }
 
