@@ -1,0 +1,107 @@
+# Exact replay of aio_poll() traces against the offline oracle:
+# ./apw replay [OPTIONS]; ./apw replay --help.  Sourced by ./apw.
+# The tool is tests/bench/aio-poll-replay.c (proposed for the series);
+# the helpers are Python 3 under harness/replay/.
+
+REPLAY_PY=/usr/bin/python3
+REPLAY_DIR=$APW_ROOT/harness/replay
+REPLAY_SYNTH="synth:fixed synth:bimodal synth:poisson synth:onoff"
+
+replay_usage() {
+    cat <<EOF
+usage: ./apw replay [OPTIONS]
+
+Builds tests/bench/aio-poll-replay against the series build (gcc with the
+flags and link line of tests/unit/test-aio-poll-weight; no meson, no
+ninja, the build folder is only read), replays the synthetic traces and
+harness/replay/traces/*.trace through the series at poll-weight 1..6,
+through a model of unpatched 10.2.2 and through the offline oracle, and
+writes:
+  report.md       tables: caught events, blocking waits, polling time,
+                  distance from the oracle
+  results.csv     the same, one row per trace and policy
+  frontier.csv    the oracle's frontier (least polling per caught events)
+  poll-replay.png polling time against caught events, one panel a trace
+  check.log       the pinned-figure check (aio-poll-replay --check)
+The figures are exact: the same on every run and machine.  Fails if the
+check fails.  A few seconds.
+
+Options:
+  --build DIR   series build folder (default work/series/build-all)
+  --src FILE    the tool's source (default: the series tree's
+                tests/bench/aio-poll-replay.c if it has one, else
+                work/staging/tests/bench/aio-poll-replay.c, else the one
+                in harness/replay/aio-poll-replay.patch)
+  --out DIR     output folder (default work/replay)
+  -h, --help    this text
+
+Recording a trace from a real run: harness/replay/record.py --help.
+EOF
+}
+
+# The tool's source, from the first place that has it
+replay_source() {
+    local out=$1 patch=$REPLAY_DIR/aio-poll-replay.patch
+    if [ -f "$TREE/tests/bench/aio-poll-replay.c" ]; then
+        echo "$TREE/tests/bench/aio-poll-replay.c"
+    elif [ -f "$APW_WORK/staging/tests/bench/aio-poll-replay.c" ]; then
+        echo "$APW_WORK/staging/tests/bench/aio-poll-replay.c"
+    elif [ -f "$patch" ]; then
+        mkdir -p "$out/src"
+        # A new file: its lines are the hunk's, less the leading '+'
+        sed -n '/^+++ b\/tests\/bench\/aio-poll-replay.c$/,/^diff --git/{
+            /^+++ /d; /^@@ /d; /^diff --git/d; s/^+//; p; }' "$patch" \
+            >"$out/src/aio-poll-replay.c"
+        echo "$out/src/aio-poll-replay.c"
+    else
+        die "no aio-poll-replay.c found (see ./apw replay --help)"
+    fi
+}
+
+cmd_replay() {
+    local build=$APW_WORK/series/build-all out=$APW_WORK/replay src=
+    while [ $# -gt 0 ]; do
+        case $1 in
+        --build) build=${2:?--build needs a folder}; shift 2 ;;
+        --src) src=${2:?--src needs a file}; shift 2 ;;
+        --out) out=${2:?--out needs a folder}; shift 2 ;;
+        -h|--help) replay_usage; return 0 ;;
+        *) die "replay: unknown option '$1' (./apw replay --help)" ;;
+        esac
+    done
+    [ -f "$build/libqemuutil.a" ] && [ -f "$build/compile_commands.json" ] ||
+        die "replay: no built series in $build (./apw build all)"
+    mkdir -p "$out"
+    out=$(cd "$out" && pwd)
+    [ -n "$src" ] || src=$(replay_source "$out")
+    [ -f "$src" ] || die "replay: no $src"
+
+    say "building aio-poll-replay from $src"
+    "$REPLAY_PY" "$REPLAY_DIR/build.py" "$build" "$src" \
+        "$out/aio-poll-replay" || die "replay: the build failed"
+
+    # Relative trace names, so that the report is the same everywhere
+    local traces=() t
+    for t in "$REPLAY_DIR"/traces/*.trace; do
+        [ -f "$t" ] && traces+=("traces/${t##*/}")
+    done
+    say "replaying $REPLAY_SYNTH ${traces[*]}"
+    (cd "$REPLAY_DIR" &&
+        "$out/aio-poll-replay" --report "$out/report.md" \
+            --csv "$out/results.csv" --frontier "$out/frontier.csv" \
+            $REPLAY_SYNTH "${traces[@]}") || die "replay: the replay failed"
+    "$REPLAY_PY" "$REPLAY_DIR/plot.py" "$out/results.csv" \
+        "$out/frontier.csv" "$out/poll-replay.png" ||
+        die "replay: the plot failed"
+
+    say "checking the pinned figures"
+    if ! "$out/aio-poll-replay" --check >"$out/check.log" 2>&1; then
+        cat "$out/check.log"
+        die "replay: the pinned-figure check failed ($out/check.log)"
+    fi
+    tail -n 1 "$out/check.log"
+    # The summary table of the report
+    sed -n '/^| trace |/,/^$/p' "$out/report.md"
+    say "wrote $out/report.md, results.csv, frontier.csv, poll-replay.png," \
+        "check.log"
+}
