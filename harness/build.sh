@@ -11,7 +11,7 @@
 CONF_COMMON="--python=/usr/bin/python3 --without-default-features
     --enable-linux-aio --enable-linux-io-uring --disable-install-blobs
     --disable-docs --enable-debug-info"
-CONF_UNIT="--disable-system --disable-user --disable-tools"
+CONF_UNIT="--disable-system --disable-user --enable-tools"
 CONF_ALL="--target-list=x86_64-softmmu --enable-tcg --enable-tools
     --disable-user --without-default-devices --with-devices-x86_64=apw-minimal
     --enable-fdt=system"
@@ -71,6 +71,10 @@ build_profile() {
     shift 3
     configure_profile "$src" "$bld" "$prof"
     ccache_env
+    # Regenerate build.ninja first if a meson.build changed, so that targets
+    # that the tree has gained or lost are known.
+    (cd "$bld" && ninja build.ninja > /dev/null 2>&1) ||
+        die "meson could not regenerate $bld/build.ninja"
     if [ $# = 0 ]; then
         case "$prof" in
         all) set -- qemu-system-x86_64 storage-daemon/qemu-storage-daemon

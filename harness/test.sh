@@ -10,7 +10,7 @@ T_LOGS=
 check() {
     local name=$1 log t0
     shift
-    log=$T_LOGS/$(echo "$name" | tr -c 'A-Za-z0-9_.-\n' '_').log
+    log=$T_LOGS/$(echo "$name" | tr -c 'A-Za-z0-9_.\n-' '_').log
     t0=$(date +%s)
     if ( "$@" ) > "$log" 2>&1; then
         T_LAST=0
@@ -82,7 +82,7 @@ unit_suite() {
 
 qtest_poll_weight() {
     (cd "$APW_WORK/series/build-all" &&
-     meson test --no-rebuild --print-errorlogs iothread-poll-weight-test)
+     meson test --no-rebuild --print-errorlogs qtest-x86_64/iothread-poll-weight-test)
 }
 
 sanitizer_run() {
@@ -95,6 +95,8 @@ sanitizer_run() {
         timeout 600 "$bld/$t" || { echo "FAILED: $t"; rc=1; }
         case "$t" in
         */test-nested-aio-poll)
+            # LeakSanitizer cannot work under ptrace
+            ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
             timeout 300 strace -f -qq -o /dev/null -e trace=io_uring_setup \
                 -e inject=io_uring_setup:error=ENOSYS "$bld/$t" ||
                 { echo "FAILED: $t (fdmon-poll)"; rc=1; } ;;
@@ -133,8 +135,10 @@ cmd_test() {
     n=$(series_list | wc -l)
 
     check "series applies and round-trips byte for byte" cmd_roundtrip
+    i=0
     for p in $(series_list); do
-        check "checkpatch $p" checkpatch_one "$p"
+        i=$((i + 1))
+        check "checkpatch, patch $i/$n" checkpatch_one "$p"
     done
 
     # Leave the tree on its branch whatever happens in the bisect steps.
