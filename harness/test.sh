@@ -30,23 +30,27 @@ checkpatch_one() {
     "$TREE/scripts/checkpatch.pl" --no-tree "$PATCHES/$1"
 }
 
-# Run the event-loop unit tests of build folder $1 directly (meson test would
-# first rebuild everything).
-run_event_loop_tests() {
-    local bld=$1 t rc=0
-    for t in $(event_loop_targets "$bld"); do
+# run_tests BUILD TARGET...: run test binaries directly (meson test would
+# first rebuild everything).  test-nested-aio-poll skips when io_uring works,
+# so it runs a second time with io_uring_setup failing: then fdmon-poll is
+# used and the test really runs, and a skip there is a failure.
+run_tests() {
+    local bld=$1 t out rc=0
+    shift
+    for t in "$@"; do
         echo "== $t"
-        timeout 300 "$bld/$t" || { echo "FAILED: $t"; rc=1; }
+        timeout 600 "$bld/$t" || { echo "FAILED: $t"; rc=1; }
         case "$t" in
         */test-nested-aio-poll)
-            # It skips when io_uring works; make io_uring_setup fail so that
-            # fdmon-poll is used and the test really runs.
             echo "== $t (fdmon-poll)"
+            out=$bld/nested.out
+            # LeakSanitizer cannot work under ptrace
+            ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
             timeout 300 strace -f -qq -o /dev/null -e trace=io_uring_setup \
-                -e inject=io_uring_setup:error=ENOSYS "$bld/$t" > "$bld/nested.out" 2>&1 ||
-                { cat "$bld/nested.out"; echo "FAILED: $t"; rc=1; }
-            cat "$bld/nested.out"
-            if grep -q '# SKIP' "$bld/nested.out"; then
+                -e inject=io_uring_setup:error=ENOSYS "$bld/$t" > "$out" 2>&1 ||
+                { echo "FAILED: $t (fdmon-poll)"; rc=1; }
+            cat "$out"
+            if grep -q '# SKIP' "$out"; then
                 echo "FAILED: $t skipped under fdmon-poll"
                 rc=1
             fi
@@ -64,7 +68,7 @@ bisect_step() {
     configure_profile "$TREE" "$bld" all
     (cd "$bld" && ninja build.ninja > /dev/null) || return 1
     build_profile "$TREE" "$bld" all $(event_loop_targets "$bld") &&
-        run_event_loop_tests "$bld"
+        run_tests "$bld" $(event_loop_targets "$bld")
 }
 
 full_build() {
@@ -88,21 +92,7 @@ qtest_poll_weight() {
 sanitizer_run() {
     local prof=$1 bld=$APW_WORK/series/build-$1
     shift
-    build_profile "$TREE" "$bld" "$prof" "$@" || return 1
-    local t rc=0
-    for t in "$@"; do
-        echo "== $t"
-        timeout 600 "$bld/$t" || { echo "FAILED: $t"; rc=1; }
-        case "$t" in
-        */test-nested-aio-poll)
-            # LeakSanitizer cannot work under ptrace
-            ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
-            timeout 300 strace -f -qq -o /dev/null -e trace=io_uring_setup \
-                -e inject=io_uring_setup:error=ENOSYS "$bld/$t" ||
-                { echo "FAILED: $t (fdmon-poll)"; rc=1; } ;;
-        esac
-    done
-    return $rc
+    build_profile "$TREE" "$bld" "$prof" "$@" && run_tests "$bld" "$@"
 }
 
 asan_run() {

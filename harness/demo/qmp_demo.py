@@ -3,11 +3,26 @@
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "bench"))
+from run import qmp  # noqa: E402  (the benchmark's QMP client)
+
+IO1 = {"path": "/objects/io1", "property": "poll-weight"}
+
+STEPS = [
+    ("QEMU started with -object iothread,id=io1,poll-weight=3",
+     [("query-iothreads", None)]),
+    ("qom-set 2 at run time:",
+     [("qom-set", dict(IO1, value=2)), ("qom-get", IO1)]),
+    ("qom-set 0 selects the default, shown as 3:",
+     [("qom-set", dict(IO1, value=0)), ("qom-get", IO1)]),
+    ("64 is refused and the value stays:",
+     [("qom-set", dict(IO1, value=64)), ("qom-get", IO1)]),
+]
 
 
 def main():
@@ -24,43 +39,19 @@ def main():
             if os.path.exists(sock_path):
                 break
             time.sleep(0.1)
-        s = socket.socket(socket.AF_UNIX)
-        s.connect(sock_path)
-        f = s.makefile("rw")
-        json.loads(f.readline())                    # greeting
-
-        def qmp(cmd, show=True, **args):
-            msg = {"execute": cmd}
-            if args:
-                msg["arguments"] = args
-            f.write(json.dumps(msg) + "\n")
-            f.flush()
-            while True:
-                rsp = json.loads(f.readline())
-                if "event" not in rsp:
-                    break
-            if show:
+        for title, commands in STEPS:
+            print("\n" + title)
+            for cmd, args, reply in qmp(sock_path, commands):
+                msg = {"execute": cmd}
+                if args:
+                    msg["arguments"] = args
                 print("-> " + json.dumps(msg))
-                print("<- " + json.dumps(rsp))
-            return rsp
-
-        qmp("qmp_capabilities", show=False)
-        print("QEMU started with -object iothread,id=io1,poll-weight=3\n")
-        qmp("query-iothreads")
-        print("\nqom-set 2 at run time:")
-        qmp("qom-set", path="/objects/io1", property="poll-weight", value=2)
-        qmp("qom-get", path="/objects/io1", property="poll-weight")
-        print("\nqom-set 0 selects the default, shown as 3:")
-        qmp("qom-set", path="/objects/io1", property="poll-weight", value=0)
-        qmp("qom-get", path="/objects/io1", property="poll-weight")
-        print("\n64 is refused and the value stays:")
-        qmp("qom-set", path="/objects/io1", property="poll-weight", value=64)
-        qmp("qom-get", path="/objects/io1", property="poll-weight")
+                print("<- " + json.dumps(reply))
         print("\nHMP info iothreads:")
-        rsp = qmp("human-monitor-command", show=False,
-                  **{"command-line": "info iothreads"})
-        print(rsp["return"], end="")
-        qmp("quit", show=False)
+        hmp = qmp(sock_path, [("human-monitor-command",
+                               {"command-line": "info iothreads"}),
+                              ("quit", None)])
+        print(hmp[0][2]["return"], end="")
         proc.wait(timeout=10)
     finally:
         if proc.poll() is None:
