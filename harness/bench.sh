@@ -47,8 +47,8 @@ Options:
   --watchdog S             a boot, job or power-off that takes S s more
                            than the runtime is a hang: it is killed, its
                            device state saved, and retried once (default 120)
-  --base-dir DIR           unpatched build (default work/base/build-all)
-  --series-dir DIR         series build (default work/series/build-all)
+  --base-dir DIR           unpatched build (default work/BASE/base/build-all)
+  --series-dir DIR         series build (default work/BASE/series/build-all)
   --out DIR                results (default work/bench/<timestamp>, with
                            work/bench/latest pointing at it)
   --report DIR             only remake report.md and the plots of DIR
@@ -136,9 +136,9 @@ bench_guest() {
 # The data disk: a file of random data on the work folder's file system
 # (ext4 here; O_DIRECT must work there).  Made once per size.
 bench_disk() {
-    local mib=$1 f=$APW_WORK/bench/disk-${1}M.img
+    local mib=$1 f=$BW/bench/disk-${1}M.img
     if [ ! -f "$f" ] || [ "$(stat -c %s "$f")" != $((mib * 1048576)) ]; then
-        mkdir -p "$APW_WORK/bench"
+        mkdir -p "$BW/bench"
         say "writing the ${mib} MiB data disk $f" >&2
         dd if=/dev/urandom of="$f.tmp" bs=1M count="$mib" status=none ||
             die "cannot write $f"
@@ -185,8 +185,8 @@ cmd_bench() {
     local venue=both variants=$BENCH_ALL_VARIANTS runs=3 warmup=1 runtime=10
     local workloads=sat,rate full= rate=1340,2000 aio=native mib=256
     local watchdog=120 fio_args= out= report_only= dry= custom=() specs=() v spec dir
-    BENCH_BASE_DIR=$APW_WORK/base/build-all
-    BENCH_SERIES_DIR=$APW_WORK/series/build-all
+    BENCH_BASE_DIR=$BW/base/build-all
+    BENCH_SERIES_DIR=$BW/series/build-all
     while [ $# -gt 0 ]; do
         case "$1" in
         -h|--help) bench_usage; return 0 ;;
@@ -282,13 +282,13 @@ cmd_bench() {
     local stamp latest=
     stamp=$(date +%Y%m%d-%H%M%S)
     if [ -z "$out" ]; then
-        out=$APW_WORK/bench/$stamp
+        out=$BW/bench/$stamp
         latest=1
     fi
     mkdir -p "$out"
     out=$(cd "$out" && pwd)
     if [ -n "$latest" ]; then
-        ln -sfn "$stamp" "$APW_WORK/bench/latest"
+        ln -sfn "$stamp" "$BW/bench/latest"
     fi
     local args=() labels=()
     for spec in "${specs[@]}"; do

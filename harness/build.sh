@@ -5,8 +5,8 @@
 #   asan    unit tests under ASan+UBSan
 #   tsan    unit tests under TSan
 #
-# Build folders sit next to their tree: work/series/build-PROFILE for the
-# series, work/base/build-PROFILE for the unpatched base.
+# Build folders sit next to their tree: work/BASE/series/build-PROFILE for the
+# series, work/BASE/base/build-PROFILE for the unpatched base.
 
 CONF_COMMON="--python=/usr/bin/python3 --without-default-features
     --enable-linux-aio --enable-linux-io-uring --disable-install-blobs
@@ -109,19 +109,19 @@ base_tree() {
     touch "$BASE_TREE/.apw-ok"
 }
 
-# ./apw build [--base] PROFILE [TARGET...]
+# ./apw build [--unpatched] PROFILE [TARGET...]
 cmd_build() {
-    if [ "${1:-}" = --base ]; then
+    if [ "${1:-}" = --unpatched ]; then
         shift
         local prof=${1:-all}
         shift || true
         base_tree
-        build_profile "$BASE_TREE" "$APW_WORK/base/build-$prof" "$prof" "$@"
+        build_profile "$BASE_TREE" "$BW/base/build-$prof" "$prof" "$@"
     else
         local prof=${1:-all}
         shift || true
         profile_flags "$prof" >/dev/null
         [ -d "$TREE/.git" ] || cmd_tree
-        build_profile "$TREE" "$APW_WORK/series/build-$prof" "$prof" "$@"
+        build_profile "$TREE" "$BW/series/build-$prof" "$prof" "$@"
     fi
 }

@@ -34,8 +34,8 @@ callgrind_usage() {
 usage: ./apw callgrind [-n N] [--runs R] [--warmup W] [--only REGEX]
 
 Counts the instructions of aio_poll() (and all it calls) per call, with
-callgrind, for the base (work/base/build-all) and the series
-(work/series/build-all), in the scenarios of harness/callgrind/aio_poll_cost.c.
+callgrind, for the base (work/BASE/base/build-all) and the series
+(work/BASE/series/build-all), in the scenarios of harness/callgrind/aio_poll_cost.c.
 Prints a markdown table and writes it to work/callgrind/report.md; the
 callgrind dumps stay in work/callgrind/out/ for callgrind_annotate.
 
@@ -83,8 +83,8 @@ callgrind_commit() {
 
 cmd_callgrind() {
     local n=20000 runs=2 warmup=1000 only='' dir out report
-    local base_bld=${APW_CG_BASE_BUILD:-$APW_WORK/base/build-all}
-    local series_bld=${APW_CG_SERIES_BUILD:-$APW_WORK/series/build-all}
+    local base_bld=${APW_CG_BASE_BUILD:-$BW/base/build-all}
+    local series_bld=${APW_CG_SERIES_BUILD:-$BW/series/build-all}
     while [ $# -gt 0 ]; do
         case "$1" in
         -n) n=$2; shift 2 ;;
@@ -99,7 +99,7 @@ cmd_callgrind() {
     command -v callgrind_annotate >/dev/null ||
         die "callgrind: callgrind_annotate is not installed"
 
-    dir=$APW_WORK/callgrind
+    dir=$BW/callgrind
     out=$dir/out
     report=$dir/report.md
     rm -rf "$out"

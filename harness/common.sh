@@ -14,8 +14,13 @@ APW_EMAIL='devel@aio-poll-weight.invalid'
 die() { printf 'apw: error: %s\n' "$*" >&2; exit 1; }
 say() { printf '== %s\n' "$*"; }
 
+# The bases the series is kept for; the first is the default.
+APW_BASES='10.2.2 10.0.13'
+
 # Per-base facts: Debian source version, suite, tarball name and sha256,
-# and the folder that holds the series.
+# and the folders of the base: its series (patches/BASE), its
+# build-environment fixes (harness/envfix/BASE) and its work folder
+# (work/BASE: trees, builds, logs, benchmark output).
 base_vars() {
     case "$APW_BASE" in
     10.2.2)
@@ -24,19 +29,59 @@ base_vars() {
         ORIG_TARBALL=qemu_10.2.2+ds.orig.tar.xz
         ORIG_SHA256=be05230fe47a6937cd29f28f562932c8125f9c93c2a82c625198f7a4aa601dfb
         ;;
+    10.0.13)
+        DEB_VERSION='1:10.0.13+ds-0+deb13u1'
+        DEB_SUITE=trixie
+        ORIG_TARBALL=qemu_10.0.13+ds.orig.tar.xz
+        ORIG_SHA256=6a0888e806c2ffc0c5f0733e974f9aea55491950d3c47c98669c8b236dde59ae
+        ;;
     *)
-        die "unknown base '$APW_BASE' (known: 10.2.2)"
+        die "unknown base '$APW_BASE' (known: $APW_BASES, or all)"
         ;;
     esac
-    PATCHES=$APW_ROOT/patches
+    PATCHES=$APW_ROOT/patches/$APW_BASE
+    BW=$APW_WORK/$APW_BASE
     # Each tree sits beside its build folders, so that both trees compile
     # with the same relative paths and share ccache entries.
-    TREE=$APW_WORK/series/src
-    BASE_TREE=$APW_WORK/base/src
+    TREE=$BW/series/src
+    BASE_TREE=$BW/base/src
     ENVFIX=$APW_ROOT/harness/envfix
 }
 
 git_team() {
     git -c user.name="$APW_NAME" -c user.email="$APW_EMAIL" \
         -c commit.gpgsign=false "$@"
+}
+
+# ./apw --base all COMMAND: the command once per base, in its own process.
+# For test, the closing line sums the bases' own closing lines.
+for_all_bases() {
+    local cmd=$1 b rc=0 pass=0 fail=0 line log
+    shift
+    for b in $APW_BASES; do
+        say "base $b: ./apw --base $b $cmd $*"
+        if [ "$cmd" = test ]; then
+            log=$(mktemp)
+            APW_BASE=$b "$APW_ROOT/apw" "$cmd" "$@" | tee "$log" || rc=1
+            line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)
+            rm -f "$log"
+            if [ -z "$line" ]; then
+                echo "base $b: no closing line; counted as one failure"
+                fail=$((fail + 1))
+                continue
+            fi
+            pass=$((pass + ${line%% passed*}))
+            line=${line#*, }
+            fail=$((fail + ${line%% failed}))
+        else
+            APW_BASE=$b "$APW_ROOT/apw" "$cmd" "$@" || rc=1
+        fi
+    done
+    if [ "$cmd" = test ]; then
+        echo "all bases ($APW_BASES): $pass passed, $fail failed" >&2
+        echo "$pass passed, $fail failed"
+        [ "$fail" = 0 ] && [ $rc = 0 ]
+    else
+        return $rc
+    fi
 }

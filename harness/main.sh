@@ -1,7 +1,7 @@
 # ./apw main: the main job.  ./apw demo: the knob over QMP.  Sourced by ./apw.
 
 cmd_demo() {
-    local q=$APW_WORK/series/build-all/qemu-system-x86_64
+    local q=$BW/series/build-all/qemu-system-x86_64
     [ -x "$q" ] || die "no series build: run './apw build all' first"
     /usr/bin/python3 "$APW_ROOT/harness/demo/qmp_demo.py" "$q"
 }
@@ -16,7 +16,7 @@ cmd_main() {
     cmd_fetch
     cmd_tree
     say "building the unpatched base"
-    cmd_build --base all
+    cmd_build --unpatched all
     say "building the series"
     cmd_build all
     say "the poll-weight knob over QMP"
@@ -30,15 +30,19 @@ cmd_main() {
 
 cmd_help() {
     cat <<'HELP'
-usage: ./apw COMMAND [ARGS]   (APW_BASE selects the base, default 10.2.2)
+usage: ./apw [--base BASE] COMMAND [ARGS]
+
+BASE is the QEMU version the series is applied to: 10.2.2 (the default)
+or 10.0.13, or all for each in turn (test then sums the closing lines).
+Each base has its series in patches/BASE and its folder work/BASE.
 
   main [BENCH-OPTS]   the main job: build base and series, demo, benchmark
   test                every test; ends with "N passed, N failed"
   deps | fetch        Debian packages | the source tarball (sha256-checked)
-  tree [--force]      create or refresh work/series/src from patches/
-  export              write the tree's commits back to patches/
-  roundtrip           check that patches/ re-exports byte for byte
-  build [--base] PROFILE [TARGET...]   PROFILE: unit all asan tsan
+  tree [--force]      create or refresh work/BASE/series/src from patches/BASE
+  export              write the tree's commits back to patches/BASE
+  roundtrip           check that patches/BASE re-exports byte for byte
+  build [--unpatched] PROFILE [TARGET...]   PROFILE: unit all asan tsan
   demo                the poll-weight knob over QMP
   bench [--help]      the fio benchmark, unpatched vs series vs no polling
   callgrind           instructions per aio_poll(), base against series

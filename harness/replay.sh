@@ -22,12 +22,17 @@ writes:
   results.csv     the same, one row per trace and policy
   frontier.csv    the oracle's frontier (least polling per caught events)
   poll-replay.png polling time against caught events, one panel a trace
+  aio-polling-replay.svg  the same plot as a small SVG, byte-identical on
+                  every run: docs/devel/aio-polling-replay.svg of patch 9
   check.log       the pinned-figure check (aio-poll-replay --check)
-The figures are exact: the same on every run and machine.  Fails if the
+  model-check.log the model of unpatched 10.2.2 against recorded real runs
+                  (aio-poll-replay --model-check harness/replay/traces/
+                  *.modelcheck; see harness/replay/README.md)
+The figures are exact: the same on every run and machine.  Fails if a
 check fails.  A few seconds.
 
 Options:
-  --build DIR   series build folder (default work/series/build-all)
+  --build DIR   series build folder (default work/BASE/series/build-all)
   --src FILE    the tool's source (default: the series tree's
                 tests/bench/aio-poll-replay.c if it has one, else
                 work/staging/tests/bench/aio-poll-replay.c, else the one
@@ -59,7 +64,7 @@ replay_source() {
 }
 
 cmd_replay() {
-    local build=$APW_WORK/series/build-all out=$APW_WORK/replay src=
+    local build=$BW/series/build-all out=$BW/replay src=
     while [ $# -gt 0 ]; do
         case $1 in
         --build) build=${2:?--build needs a folder}; shift 2 ;;
@@ -91,8 +96,8 @@ cmd_replay() {
             --csv "$out/results.csv" --frontier "$out/frontier.csv" \
             $REPLAY_SYNTH "${traces[@]}") || die "replay: the replay failed"
     "$REPLAY_PY" "$REPLAY_DIR/plot.py" "$out/results.csv" \
-        "$out/frontier.csv" "$out/poll-replay.png" ||
-        die "replay: the plot failed"
+        "$out/frontier.csv" "$out/poll-replay.png" \
+        "$out/aio-polling-replay.svg" || die "replay: the plot failed"
 
     say "checking the pinned figures"
     if ! "$out/aio-poll-replay" --check >"$out/check.log" 2>&1; then
@@ -100,8 +105,34 @@ cmd_replay() {
         die "replay: the pinned-figure check failed ($out/check.log)"
     fi
     tail -n 1 "$out/check.log"
+
+    # The model of 10.2.2 must reproduce recorded unpatched runs exactly
+    local checks=()
+    for t in "$REPLAY_DIR"/traces/*.modelcheck; do
+        [ -f "$t" ] && checks+=(--model-check "traces/${t##*/}")
+    done
+    if [ ${#checks[@]} = 0 ]; then
+        echo "skipped: no traces/*.modelcheck" >"$out/model-check.log"
+    elif ! grep -q '"model-check"' "$src"; then
+        say "skipping the model check: $src has no --model-check"
+        echo "skipped: $src has no --model-check" >"$out/model-check.log"
+    else
+        say "checking the model of 10.2.2 against recorded runs"
+        if ! (cd "$REPLAY_DIR" && "$out/aio-poll-replay" "${checks[@]}") \
+                >"$out/model-check.log" 2>&1; then
+            cat "$out/model-check.log"
+            die "replay: the model check failed ($out/model-check.log)"
+        fi
+        cat "$out/model-check.log"
+    fi
+    # The figure of docs/devel/aio-polling.rst must be this run's
+    local svg=$TREE/docs/devel/aio-polling-replay.svg
+    if [ -f "$svg" ] && ! cmp -s "$svg" "$out/aio-polling-replay.svg"; then
+        say "note: $svg differs from $out/aio-polling-replay.svg:" \
+            "copy it there and amend patch 9"
+    fi
     # The summary table of the report
     sed -n '/^| trace |/,/^$/p' "$out/report.md"
     say "wrote $out/report.md, results.csv, frontier.csv, poll-replay.png," \
-        "check.log"
+        "aio-polling-replay.svg, check.log, model-check.log"
 }

@@ -62,7 +62,7 @@ run_tests() {
 
 # Bisectability: the tree at patch $1 builds and passes the event-loop tests.
 bisect_step() {
-    local n=$1 sha bld=$APW_WORK/series/build-all
+    local n=$1 sha bld=$BW/series/build-all
     sha=$(git -C "$TREE" rev-list --reverse base..work | sed -n "${n}p")
     git -C "$TREE" checkout -q "$sha"
     configure_profile "$TREE" "$bld" all
@@ -72,7 +72,7 @@ bisect_step() {
 }
 
 full_build() {
-    local bld=$APW_WORK/series/build-all
+    local bld=$BW/series/build-all
     configure_profile "$TREE" "$bld" all
     ccache_env
     (cd "$bld" && ninja -j"$APW_JOBS") || return 1
@@ -80,17 +80,17 @@ full_build() {
 }
 
 unit_suite() {
-    (cd "$APW_WORK/series/build-all" &&
+    (cd "$BW/series/build-all" &&
      meson test --no-rebuild --suite unit --print-errorlogs --num-processes "$APW_JOBS")
 }
 
 qtest_poll_weight() {
-    (cd "$APW_WORK/series/build-all" &&
+    (cd "$BW/series/build-all" &&
      meson test --no-rebuild --print-errorlogs qtest-x86_64/iothread-poll-weight-test)
 }
 
 sanitizer_run() {
-    local prof=$1 bld=$APW_WORK/series/build-$1
+    local prof=$1 bld=$BW/series/build-$1
     shift
     build_profile "$TREE" "$bld" "$prof" "$@" && run_tests "$bld" "$@"
 }
@@ -109,13 +109,13 @@ tsan_run() {
 
 load_test() {
     /usr/bin/python3 "$APW_ROOT/harness/e2e/load_test.py" \
-        --qsd "$APW_WORK/series/build-all/storage-daemon/qemu-storage-daemon" \
+        --qsd "$BW/series/build-all/storage-daemon/qemu-storage-daemon" \
         --qemu-src "$TREE" --runtime "${APW_LOAD_RUNTIME:-30}"
 }
 
 cmd_test() {
     local n i p
-    T_LOGS=$APW_WORK/test-logs
+    T_LOGS=$BW/test-logs
     say "aio-poll-weight tests: base $APW_BASE, logs in $T_LOGS"
     cmd_deps
     cmd_fetch

@@ -141,7 +141,7 @@ cmd_export() {
 
 # ./apw roundtrip: apply patches/ to a fresh base, export again, compare.
 cmd_roundtrip() {
-    local tmp=$APW_WORK/roundtrip
+    local tmp=$BW/roundtrip
     make_base_tree "$tmp/qemu" >/dev/null
     apply_series "$tmp/qemu"
     cover_description "$tmp/qemu"

@@ -37,11 +37,11 @@ of the test, not the series.
 
 Examples (about runtime + 15 s each; needs fio with the nbd engine):
   /usr/bin/python3 harness/e2e/load_test.py \\
-      --qsd work/series/build-all/storage-daemon/qemu-storage-daemon \\
-      --qemu-src work/series/src --runtime 30
+      --qsd work/10.2.2/series/build-all/storage-daemon/qemu-storage-daemon \\
+      --qemu-src work/10.2.2/series/src --runtime 30
   /usr/bin/python3 harness/e2e/load_test.py \\
-      --qsd work/base/build-all/storage-daemon/qemu-storage-daemon \\
-      --qemu-src work/base/src --no-poll-weight
+      --qsd work/10.2.2/base/build-all/storage-daemon/qemu-storage-daemon \\
+      --qemu-src work/10.2.2/base/src --no-poll-weight
 """
 
 import argparse

@@ -6,27 +6,38 @@ series at each poll-weight), and the oracle's frontier: the least polling
 time that catches a given number of events.  Points can only lie on or
 above it, and not to the right of the oracle's point.
 
-Usage: plot.py RESULTS_CSV FRONTIER_CSV OUTPUT_PNG
+Usage: plot.py RESULTS_CSV FRONTIER_CSV OUTPUT_PNG [OUTPUT_SVG]
 
 The inputs are what `aio-poll-replay --csv --frontier` writes.  Needs
 Debian's python3-matplotlib (run it with /usr/bin/python3).  The PNG
 carries no version or date, so equal inputs give an identical file.
+
+OUTPUT_SVG is the same plot for docs/devel/aio-polling-replay.svg: text
+kept as text (no embedded glyphs, so it stays small), ids derived from a
+fixed salt instead of random ones, and no date or creator, so that equal
+inputs give a byte-identical file on every run.
 """
 
 import csv
 import math
+import re
 import sys
 
 import matplotlib
 matplotlib.use("Agg")
+# Deterministic, small SVG: fixed ids, text as <text> elements
+matplotlib.rcParams["svg.hashsalt"] = "aio-poll-replay"
+matplotlib.rcParams["svg.fonttype"] = "none"
+matplotlib.rcParams["font.sans-serif"] = ["DejaVu Sans"]
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 
 def main():
-    if len(sys.argv) != 4:
+    if len(sys.argv) not in (4, 5):
         sys.exit(__doc__)
-    results_csv, frontier_csv, out = sys.argv[1:]
+    results_csv, frontier_csv, out = sys.argv[1:4]
+    svg = sys.argv[4] if len(sys.argv) == 5 else None
 
     results = {}
     with open(results_csv) as f:
@@ -70,10 +81,13 @@ def main():
         fr = [(k, v) for k, v in frontier[name] if xlo <= k <= xhi]
         ax.plot([k for k, _ in fr], [v for _, v in fr], "-", color="0.3",
                 lw=1.2, label="oracle frontier", zorder=1)
-        ax.fill_between([k for k, _ in fr], [v for _, v in fr],
-                        min([v for _, v in fr] + ys) - 1, color="0.92",
-                        zorder=0)
+        # Below the frontier: what no policy can reach
+        floor = min([v for _, v in fr] + ys) - 1
+        ax.fill([k for k, _ in fr] + [fr[-1][0], fr[0][0]],
+                [v for _, v in fr] + [floor, floor], color="0.92", lw=0,
+                zorder=0)
 
+        series = []
         for x, y, r in pts:
             pol = r["policy"]
             if pol == "oracle":
@@ -83,11 +97,16 @@ def main():
                 ax.plot(x, y, "X", ms=9, color="tab:red",
                         label="unpatched 10.2.2", zorder=3)
             else:
-                w = r["weight"]
-                ax.plot(x, y, "o", ms=6, color="tab:blue", zorder=2,
-                        label="series, w=1..6" if w == "1" else None)
-                ax.annotate(f"w={w}", (x, y), textcoords="offset points",
-                            xytext=(4, 3), fontsize=7, color="tab:blue")
+                series.append((x, y))
+                ax.annotate(f"w={r['weight']}", (x, y),
+                            textcoords="offset points", xytext=(4, 3),
+                            fontsize=7, color="tab:blue")
+        if series:
+            ax.plot([x for x, _ in series], [y for _, y in series], "o",
+                    ms=6, color="tab:blue", zorder=2,
+                    label="series, w=" + ",".join(
+                        r["weight"] for r in rows_
+                        if r["policy"].startswith("series")))
 
         ylo = min(ys + [v for _, v in fr])
         yhi = max(ys + [v for _, v in fr])
@@ -100,6 +119,7 @@ def main():
         ax.set_ylabel("time spent polling (ms)")
         ax.ticklabel_format(useOffset=False, style="plain")
         ax.xaxis.set_major_locator(MaxNLocator(nbins=5, integer=True))
+        ax.yaxis.set_major_locator(MaxNLocator(nbins=5))
         ax.grid(True, lw=0.3)
         ax.legend(fontsize=7, loc="lower right")
 
@@ -107,6 +127,32 @@ def main():
         ax.axis("off")
     fig.tight_layout()
     fig.savefig(out, dpi=100, metadata={"Software": None})
+    if svg:
+        write_svg(fig, svg)
+
+
+def write_svg(fig, path):
+    """The figure as a small SVG that is the same on every run"""
+    for ax in fig.axes:
+        ax.grid(False)      # a third of the file, for little
+    fig.savefig(path, format="svg", metadata={"Date": None, "Creator": None})
+    with open(path) as f:
+        text = f.read()
+    # Coordinates to 0.01 pt, in the tags only: no visible change
+    text = re.sub(r"<[^>]*>", lambda m: re.sub(r"(\d+\.\d\d)\d+", r"\1",
+                                               m.group(0)), text)
+    # Rotations by 0, the ids that nothing refers to, the indentation
+    # and trailing blanks (which a patch must not carry)
+    text = re.sub(r' transform="rotate\(-?0 [-\d.]+ [-\d.]+\)"', "", text)
+    text = re.sub(r'<g id="(?:text|line2d|xtick|ytick|patch|legend|axes|'
+                  r'figure|PolyCollection|matplotlib\.axis)_\d+">', "<g>",
+                  text)
+    text = re.sub(r" *\n *", "\n", text)
+    # The licence of QEMU's docs, on a line of its own for checkpatch.pl
+    text = text.replace("?>\n", "?>\n<!--\nSPDX-License-Identifier: "
+                        "GPL-2.0-or-later\n-->\n", 1)
+    with open(path, "w") as f:
+        f.write(text)
 
 
 if __name__ == "__main__":

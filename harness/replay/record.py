@@ -14,6 +14,24 @@ lines, as -d trace:poll_estimate or --trace poll_* write them):
 
     record.py --convert LOG --out FILE.trace
 
+Model check (--model-check): record unpatched QEMU 10.2.2 instead, built
+with base-trace-10.2.2.patch, which adds the trace event poll_adjust (ctx,
+node, block_ns and the handler's poll.ns before each adjust_polling_time()
+call), and write what `aio-poll-replay --model-check` reads: the first
+--max-calls calls of the busiest AioContext and the poll_grow/poll_shrink
+events that they emitted, in order, from the start of the run (the model
+starts every handler at 0 ns, as the real one does).  --poll-max-ns,
+--poll-grow and --poll-shrink set the IOThread's parameters:
+
+    record.py --model-check --runtime 3 \\
+        --qsd work/10.2.2/base-trace/build-all/storage-daemon/qemu-storage-daemon \\
+        --out harness/replay/traces/unpatched-randread-qd1.modelcheck
+
+(record-unpatched.sh builds that daemon and makes both recordings.)
+
+    record.py --model-check --convert LOG --out FILE.modelcheck \\
+        [--poll-max-ns N --poll-grow N --poll-shrink N]
+
 How the log becomes a trace: poll_estimate is emitted once per polled
 handler that fired in an aio_poll() iteration, with that iteration's
 block_ns.  Consecutive lines with the same AioContext and block_ns, and
@@ -94,6 +112,60 @@ def convert(log_path, out_path, skip, max_iters, header):
           f"({os.path.getsize(out_path)} bytes)")
 
 
+MC_LINE = re.compile(r"\b(poll_adjust|poll_grow|poll_shrink) ctx (\S+) "
+                     r"(?:node (\S+) block_ns (-?\d+) ns (-?\d+)"
+                     r"|old (-?\d+) new (-?\d+))")
+
+
+def convert_model_check(log_path, out_path, max_calls, params, header):
+    """poll_adjust/poll_grow/poll_shrink log lines -> a model check file"""
+    per_ctx = {}
+    with open(log_path, errors="replace") as f:
+        for line in f:
+            m = MC_LINE.search(line)
+            if m:
+                per_ctx.setdefault(m.group(2), []).append(m.groups())
+    adjusts = {c: sum(r[0] == "poll_adjust" for r in recs)
+               for c, recs in per_ctx.items()}
+    if not adjusts or not max(adjusts.values()):
+        sys.exit(f"record.py: no poll_adjust lines in {log_path} (a "
+                 f"daemon without base-trace-10.2.2.patch?)")
+    ctx = max(adjusts, key=lambda c: adjusts[c])
+
+    ids = {}
+    out = []
+    calls = 0
+    events = {"grow": 0, "shrink": 0}
+    for kind, _, node, block_ns, ns, old, new in per_ctx[ctx]:
+        if kind == "poll_adjust":
+            if calls == max_calls:
+                break
+            h = ids.setdefault(node, len(ids))
+            if h >= 64:
+                sys.exit("record.py: more than 64 polled handlers")
+            out.append(f"adjust {h} {block_ns} {ns}\n")
+            calls += 1
+        elif calls:
+            word = kind[len("poll_"):]
+            out.append(f"{word} {old} {new}\n")
+            events[word] += 1
+    with open(out_path, "w") as f:
+        f.write("# aio-poll-replay --model-check: adjust_polling_time() "
+                "calls of unpatched QEMU 10.2.2\n")
+        for h in header:
+            f.write(f"# {h}\n")
+        f.write(f"# converted by harness/replay/record.py --model-check "
+                f"from AioContext {ctx}: the first {calls} of "
+                f"{adjusts[ctx]} calls, {len(ids)} handler(s), "
+                f"{events['grow']} grow and {events['shrink']} shrink "
+                f"events\n")
+        f.write("params %d %d %d\n" % params)
+        f.writelines(out)
+    print(f"record.py: {out_path}: {calls} calls of {adjusts[ctx]}, "
+          f"{events['grow']} grow, {events['shrink']} shrink, {len(ids)} "
+          f"handler(s) ({os.path.getsize(out_path)} bytes)")
+
+
 def wait_for(path, proc, timeout):
     end = time.monotonic() + timeout
     while not os.path.exists(path):
@@ -119,6 +191,9 @@ def record(args):
         iothread = "iothread,id=io1"
         if args.poll_weight is not None:
             iothread += f",poll-weight={args.poll_weight}"
+        for prop in ("poll_max_ns", "poll_grow", "poll_shrink"):
+            if getattr(args, prop) is not None:
+                iothread += f",{prop.replace('_', '-')}={getattr(args, prop)}"
         cmd = [args.qsd, "--trace", f"enable=poll_*,file={log}",
                "--object", iothread,
                "--blockdev", f"driver=file,node-name=file0,filename={image},"
@@ -150,13 +225,19 @@ def record(args):
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=30)
         proc = None
-        header = [f"recorded with {os.path.basename(args.qsd)} (the series), "
-                  f"iothread io1 defaults"
-                  + (f", poll-weight={args.poll_weight}"
-                     if args.poll_weight is not None else "")
+        props = iothread[len("iothread,id=io1"):]
+        header = [f"recorded with {os.path.basename(args.qsd)} "
+                  + ("(unpatched 10.2.2 + base-trace-10.2.2.patch)"
+                     if args.model_check else "(the series)")
+                  + ", iothread io1 "
+                  + (props[1:] if props else "defaults")
                   + f", aio={args.aio}, cache.direct=on, NBD over a unix "
                   f"socket", summary]
-        convert(log, args.out, args.skip, args.max_iters, header)
+        if args.model_check:
+            convert_model_check(log, args.out, args.max_calls,
+                                model_params(args), header)
+        else:
+            convert(log, args.out, args.skip, args.max_iters, header)
         if args.keep_log:
             shutil.copy(log, args.keep_log)
     finally:
@@ -164,6 +245,12 @@ def record(args):
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def model_params(args):
+    """The IOThread's poll parameters; None means the default"""
+    return (32768 if args.poll_max_ns is None else args.poll_max_ns,
+            args.poll_grow or 0, args.poll_shrink or 0)
 
 
 def main():
@@ -182,6 +269,16 @@ def main():
     p.add_argument("--runtime", type=int, default=10)
     p.add_argument("--size-mib", type=int, default=64)
     p.add_argument("--poll-weight", type=int)
+    p.add_argument("--poll-max-ns", type=int)
+    p.add_argument("--poll-grow", type=int)
+    p.add_argument("--poll-shrink", type=int)
+    p.add_argument("--model-check", action="store_true",
+                   help="record or convert for aio-poll-replay "
+                   "--model-check (unpatched 10.2.2 with "
+                   "base-trace-10.2.2.patch)")
+    p.add_argument("--max-calls", type=int, default=3000,
+                   help="--model-check: adjust_polling_time() calls to "
+                   "keep at most (default 3000)")
     p.add_argument("--skip", type=int, default=2000,
                    help="iterations to drop at the start (default 2000)")
     p.add_argument("--max-iters", type=int, default=12000,
@@ -191,7 +288,12 @@ def main():
     p.add_argument("--keep-log", metavar="FILE",
                    help="also keep the raw trace log")
     args = p.parse_args()
-    if args.convert:
+    if args.convert and args.model_check:
+        convert_model_check(args.convert, args.out, args.max_calls,
+                            model_params(args),
+                            [f"converted from "
+                             f"{os.path.basename(args.convert)}"])
+    elif args.convert:
         convert(args.convert, args.out, args.skip, args.max_iters,
                 [f"converted from {os.path.basename(args.convert)}"])
     elif args.qsd:
