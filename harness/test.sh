@@ -107,6 +107,22 @@ tsan_run() {
         sanitizer_run tsan tests/unit/test-aio-poll-weight
 }
 
+# The replay tool: pinned figures, its model of the unpatched policy against
+# recorded real runs, and the plot in docs/devel/aio-polling.rst must be
+# the one the tool draws now.
+replay_check() {
+    local out=$BW/replay-test
+    cmd_replay --out "$out" || return 1
+    if grep -q '^skipped' "$out/model-check.log"; then
+        echo "the model check did not run: $(cat "$out/model-check.log")"
+        return 1
+    fi
+    cmp "$TREE/docs/devel/aio-polling-replay.svg" "$out/aio-polling-replay.svg" || {
+        echo "docs/devel/aio-polling-replay.svg is not what ./apw replay draws"
+        return 1
+    }
+}
+
 load_test() {
     /usr/bin/python3 "$APW_ROOT/harness/e2e/load_test.py" \
         --qsd "$BW/series/build-all/storage-daemon/qemu-storage-daemon" \
@@ -143,6 +159,7 @@ cmd_test() {
     if [ "$T_LAST" = 0 ]; then
         check "unit test suite (meson test --suite unit)" unit_suite
         check "qtest iothread-poll-weight-test" qtest_poll_weight
+        check "replay: pinned figures, model vs recorded runs, docs plot" replay_check
         check "fio verify under a QMP parameter storm" load_test
     fi
     check "ASan+UBSan: event-loop tests and test-aio-poll-weight" asan_run
