@@ -264,12 +264,12 @@ cmd_bench() {
         dir=${spec#*=}; dir=${dir%%:*}
         bin=$dir/qemu-system-x86_64
         [ -z "$need_sys" ] || [ -x "$bin" ] ||
-            die "variant ${spec%%=*}: no $bin (build it: ./apw build [--base] all)"
+            die "variant ${spec%%=*}: no $bin (build it: ./apw build [--unpatched] all)"
         [ -z "$need_sys" ] || [ -f "$dir/pc-bios/optionrom/linuxboot_dma.bin" ] ||
             die "variant ${spec%%=*}: no option ROMs in $dir/pc-bios/optionrom (make -C there)"
         bin=$dir/storage-daemon/qemu-storage-daemon
         [ -z "$need_qsd" ] || [ -x "$bin" ] ||
-            die "variant ${spec%%=*}: no $bin (build it: ./apw build [--base] all)"
+            die "variant ${spec%%=*}: no $bin (build it: ./apw build [--unpatched] all)"
     done
 
     [ -z "$dry" ] || return 0
@@ -326,6 +326,35 @@ bench_tree_rev() {
     if [ -d "$src/.git" ]; then
         echo "tree $(git -C "$src" describe --always --tags 2>/dev/null)$( [ -z "$(git -C "$src" status --porcelain --untracked-files=no 2>/dev/null)" ] || echo ' +uncommitted')"
     else
-        echo "pristine $APW_BASE"
+        echo "pristine $(cat "$src/VERSION" 2>/dev/null || echo "$APW_BASE")"
     fi
+}
+
+# ./apw bench-bases [BENCH-OPTS]: one interleaved run of unpatched, the
+# series at the default weight (w3) and the floor of every base, then the
+# side-by-side table of bench/bases.py (bases.md in the run's folder).
+cmd_bench_bases() {
+    local b first='' w out bases=''
+    local vargs=()
+    for b in $APW_BASES; do
+        w=$APW_WORK/$b
+        [ -x "$w/base/build-all/qemu-system-x86_64" ] && [ -x "$w/series/build-all/qemu-system-x86_64" ] ||
+            die "bench-bases: build base $b first: ./apw --base $b build --unpatched all && ./apw --base $b build all"
+        if [ -z "$first" ]; then
+            first=$b
+            [ "$b" = "$APW_BASE" ] || die "bench-bases: run it with the default base ($b)"
+            vargs+=(--variants unpatched,w3,floor)
+        else
+            vargs+=(--variant "unpatched-$b=$w/base/build-all"
+                    --variant "w3-$b=$w/series/build-all:poll-weight=3"
+                    --variant "floor-$b=$w/base/build-all:poll-max-ns=0")
+        fi
+        bases=${bases:+$bases,}$b
+    done
+    out=$APW_WORK/bench-bases/$(date +%Y%m%d-%H%M%S)
+    cmd_bench "${vargs[@]}" --out "$out" "$@"
+    [ -f "$out/samples.csv" ] || return 0   # --dry-run, --help
+    "$BENCH_PY" "$BENCH_DIR/bases.py" "$out" --bases "$bases" --out "$out/bases.md"
+    ln -sfn "$(basename "$out")" "$APW_WORK/bench-bases/latest"
+    say "side-by-side table: $out/bases.md"
 }

@@ -147,6 +147,8 @@ cmd_test() {
         check "checkpatch, patch $i/$n" checkpatch_one "$p"
     done
 
+    check "benchmark harness: offline self-test" cmd_bench --self-test
+
     # Leave the tree on its branch whatever happens in the bisect steps.
     trap 'git -C "$TREE" checkout -q work' EXIT
     for i in $(seq 1 "$n"); do

@@ -17,6 +17,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import bases  # noqa: E402
 import guest  # noqa: E402
 import report  # noqa: E402
 import run  # noqa: E402
@@ -153,6 +154,37 @@ class Report(unittest.TestCase):
         self.assertEqual(report.fnum(0.0456, "sig"), "0.0456")
         self.assertEqual(report.fnum(123.4, "sig"), "123")
         self.assertEqual(report.fnum(None, "sig"), "-")
+
+
+class Bases(unittest.TestCase):
+    def test_side_by_side(self):
+        fields = ["venue", "workload", "variant", "round", "status", "iops",
+                  "lat_mean_us", "iothread_cpu_ms_per_kio"]
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "samples.csv"), "w", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=fields)
+                w.writeheader()
+                for rnd in (0, 1, 2, 3):
+                    for v, cpu in (("unpatched", 60), ("w3", 50), ("floor", 50),
+                                   ("unpatched-10.0.13", 80),
+                                   ("w3-10.0.13", 44 + rnd),
+                                   ("floor-10.0.13", 40)):
+                        w.writerow({"venue": "guest", "workload": "sat",
+                                    "variant": v, "round": rnd,
+                                    "status": "error" if rnd == 3 and v == "w3" else "ok",
+                                    "iops": 1000, "lat_mean_us": 100,
+                                    "iothread_cpu_ms_per_kio": 999 if rnd == 0 else cpu})
+            out = subprocess.run([sys.executable, bases.__file__, d,
+                                  "--bases", "10.2.2,10.0.13"],
+                                 capture_output=True, text=True, check=True).stdout
+        lines = out.splitlines()
+        self.assertEqual(lines[0], "| venue, workload | ratio | 10.2.2 | 10.0.13 |")
+        unp = next(l for l in lines if "unpatched vs no polling" in l)
+        self.assertIn("| 1.20x (1.20-1.20) | 2.00x (2.00-2.00) |", unp)
+        ser = next(l for l in lines if "series (w3) vs no polling" in l)
+        # 10.0.13: rounds 1-3 give 45, 46, 47 against 40 (warm-up ignored)
+        self.assertIn("| 1.00x (1.00-1.00) | 1.15x (1.12-1.18) |", ser)
+        self.assertFalse(any("latency" in l for l in lines))  # no rate job
 
 
 if __name__ == "__main__":

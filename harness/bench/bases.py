@@ -1,0 +1,109 @@
+#!/usr/bin/python3
+"""Side-by-side table of one benchmark run that measured several bases.
+
+./apw bench-bases runs, in one interleaved run, the variants unpatched, w3
+and floor of every base; the variants of a base other than the first carry
+its name as a suffix ("w3-10.0.13").  This script reads samples.csv of that
+run and writes, per base, the ratios that the project's targets name:
+
+  - IOThread CPU per I/O of unpatched and of the series against the floor
+    (poll-max-ns=0) of the same base;
+  - IOPS and mean latency of the series against unpatched of the same base;
+  - latency of unpatched against its floor (the gain that polling brings).
+
+Each cell is the ratio of the medians over the rounds, followed by the
+min-max of the per-round ratios (the variants of one round ran next to each
+other, so a per-round ratio compares like with like).
+
+usage: bases.py RUN_DIR --bases 10.2.2,10.0.13 [--series w3] [--out FILE]
+"""
+
+import argparse
+import csv
+import statistics
+import sys
+from collections import defaultdict
+
+
+def load(run_dir):
+    rows = defaultdict(dict)  # (venue, workload, variant) -> round -> row
+    with open(f"{run_dir}/samples.csv", newline="") as f:
+        for r in csv.DictReader(f):
+            if r["status"] != "ok" or int(r["round"]) == 0:
+                continue
+            rows[(r["venue"], r["workload"], r["variant"])][int(r["round"])] = r
+    return rows
+
+
+def ratio(rows, key_a, key_b, field):
+    """Median ratio a/b and the min-max of the per-round ratios."""
+    a, b = rows.get(key_a, {}), rows.get(key_b, {})
+    if not a or not b:
+        return None
+    med = (statistics.median(float(r[field]) for r in a.values()) /
+           statistics.median(float(r[field]) for r in b.values()))
+    per = [float(a[n][field]) / float(b[n][field])
+           for n in sorted(set(a) & set(b)) if float(b[n][field]) > 0]
+    return med, min(per, default=med), max(per, default=med)
+
+
+def cell(x):
+    if x is None:
+        return "n/a"
+    return f"{x[0]:.2f}x ({x[1]:.2f}-{x[2]:.2f})"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("run_dir")
+    ap.add_argument("--bases", required=True,
+                    help="comma list; the first one's variants have no suffix")
+    ap.add_argument("--series", default="w3")
+    ap.add_argument("--out")
+    args = ap.parse_args()
+    bases = args.bases.split(",")
+    rows = load(args.run_dir)
+    cases = sorted({(v, w) for v, w, _ in rows},
+                   key=lambda c: (c[0] != "guest", c[1].endswith("rate"), c))
+
+    def name(variant, base):
+        return variant if base == bases[0] else f"{variant}-{base}"
+
+    out = []
+    metrics = [
+        ("IOThread CPU per I/O, unpatched vs no polling", "unpatched", "floor",
+         "iothread_cpu_ms_per_kio"),
+        (f"IOThread CPU per I/O, series ({args.series}) vs no polling",
+         args.series, "floor", "iothread_cpu_ms_per_kio"),
+        (f"IOThread CPU per I/O, series ({args.series}) vs unpatched",
+         args.series, "unpatched", "iothread_cpu_ms_per_kio"),
+        (f"IOPS, series ({args.series}) vs unpatched", args.series,
+         "unpatched", "iops"),
+        ("mean latency, unpatched vs no polling", "unpatched", "floor",
+         "lat_mean_us"),
+        (f"mean latency, series ({args.series}) vs unpatched", args.series,
+         "unpatched", "lat_mean_us"),
+    ]
+    out.append("| venue, workload | ratio | " +
+               " | ".join(bases) + " |")
+    out.append("|---|---|" + "--:|" * len(bases))
+    for venue, workload in cases:
+        for label, a, b, field in metrics:
+            if field == "iops" and workload.endswith("rate"):
+                continue  # fixed rate: IOPS say nothing
+            if field == "lat_mean_us" and not workload.endswith("rate"):
+                continue  # saturating: latency follows IOPS
+            cells = [cell(ratio(rows, (venue, workload, name(a, base)),
+                                (venue, workload, name(b, base)), field))
+                     for base in bases]
+            out.append(f"| {venue}, {workload} | {label} | " +
+                       " | ".join(cells) + " |")
+    text = "\n".join(out) + "\n"
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+    sys.stdout.write(text)
+
+
+if __name__ == "__main__":
+    main()
