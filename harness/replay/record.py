@@ -62,14 +62,20 @@ LINE = re.compile(r"(poll_estimate|poll_grow|poll_shrink) ctx (\S+)"
                   r"(?: node (\S+))?.* block_ns (-?\d+)")
 
 
-def convert(log_path, out_path, skip, max_iters, header):
+def read_per_ctx(log_path, regex, record):
+    """The trace lines that match regex, as record(match), per AioContext"""
     per_ctx = {}
     with open(log_path, errors="replace") as f:
         for line in f:
-            m = LINE.search(line)
+            m = regex.search(line)
             if m:
-                per_ctx.setdefault(m.group(2), []).append(
-                    (m.group(1), m.group(3), int(m.group(4))))
+                per_ctx.setdefault(m.group(2), []).append(record(m))
+    return per_ctx
+
+
+def convert(log_path, out_path, skip, max_iters, header):
+    per_ctx = read_per_ctx(log_path, LINE, lambda m: (m.group(1), m.group(3),
+                                                      int(m.group(4))))
     if not per_ctx:
         sys.exit(f"record.py: no poll_estimate lines in {log_path}")
     ctx, recs = max(per_ctx.items(), key=lambda kv: len(kv[1]))
@@ -119,12 +125,7 @@ MC_LINE = re.compile(r"\b(poll_adjust|poll_grow|poll_shrink) ctx (\S+) "
 
 def convert_model_check(log_path, out_path, max_calls, params, header):
     """poll_adjust/poll_grow/poll_shrink log lines -> a model check file"""
-    per_ctx = {}
-    with open(log_path, errors="replace") as f:
-        for line in f:
-            m = MC_LINE.search(line)
-            if m:
-                per_ctx.setdefault(m.group(2), []).append(m.groups())
+    per_ctx = read_per_ctx(log_path, MC_LINE, lambda m: m.groups())
     adjusts = {c: sum(r[0] == "poll_adjust" for r in recs)
                for c, recs in per_ctx.items()}
     if not adjusts or not max(adjusts.values()):

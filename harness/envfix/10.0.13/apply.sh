@@ -1,9 +1,3 @@
 #!/bin/sh
 # Run in the root of a generated QEMU tree; see README.
-set -e
-for f in aarch64-code arm-code arm-vars riscv-code riscv-vars i386-code \
-         i386-secure-code i386-vars x86_64-code x86_64-secure-code \
-         loongarch64-code loongarch64-vars; do
-    bzip2 -c < /dev/null > pc-bios/edk2-$f.fd.bz2
-    [ ! -d .git ] || echo "/pc-bios/edk2-$f.fd.bz2" >> .git/info/exclude
-done
+exec "$(dirname "$0")/../edk2-standins.sh"
