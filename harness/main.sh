@@ -45,6 +45,8 @@ Each base has its series in patches/BASE and its folder work/BASE.
   build [--unpatched] PROFILE [TARGET...]   PROFILE: unit all asan tsan
   demo                the poll-weight knob over QMP
   bench [--help]      the fio benchmark, unpatched vs series vs no polling
+  bench-bases [OPTS]  unpatched, w3 and no polling of every base in one run,
+                      and the side-by-side table (OPTS go to bench)
   callgrind           instructions per aio_poll(), base against series
   replay              exact trace replay against an offline oracle
 HELP

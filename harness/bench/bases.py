@@ -9,13 +9,17 @@ run and writes, per base, the ratios that the project's targets name:
   - IOThread CPU per I/O of unpatched and of the series against the floor
     (poll-max-ns=0) of the same base;
   - IOPS and mean latency of the series against unpatched of the same base;
-  - latency of unpatched against its floor (the gain that polling brings).
+  - latency of unpatched and of the series against the floor (the gain
+    that polling brings, and how much of it the series keeps).
 
 Each cell is the ratio of the medians over the rounds, followed by the
 min-max of the per-round ratios (the variants of one round ran next to each
 other, so a per-round ratio compares like with like).
 
-usage: bases.py RUN_DIR --bases 10.2.2,10.0.13 [--series w3] [--out FILE]
+With several RUN_DIRs the rounds of all runs are pooled: medians over all
+of them, per-round ratios within each run.
+
+usage: bases.py RUN_DIR... --bases 10.2.2,10.0.13 [--series w3] [--out FILE]
 """
 
 import argparse
@@ -25,13 +29,16 @@ import sys
 from collections import defaultdict
 
 
-def load(run_dir):
-    rows = defaultdict(dict)  # (venue, workload, variant) -> round -> row
-    with open(f"{run_dir}/samples.csv", newline="") as f:
-        for r in csv.DictReader(f):
-            if r["status"] != "ok" or int(r["round"]) == 0:
-                continue
-            rows[(r["venue"], r["workload"], r["variant"])][int(r["round"])] = r
+def load(run_dirs):
+    # (venue, workload, variant) -> (run, round) -> row
+    rows = defaultdict(dict)
+    for run, run_dir in enumerate(run_dirs):
+        with open(f"{run_dir}/samples.csv", newline="") as f:
+            for r in csv.DictReader(f):
+                if r["status"] != "ok" or int(r["round"]) == 0:
+                    continue
+                rows[(r["venue"], r["workload"], r["variant"])][
+                    (run, int(r["round"]))] = r
     return rows
 
 
@@ -55,14 +62,14 @@ def cell(x):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("run_dir")
+    ap.add_argument("run_dirs", nargs="+")
     ap.add_argument("--bases", required=True,
                     help="comma list; the first one's variants have no suffix")
     ap.add_argument("--series", default="w3")
     ap.add_argument("--out")
     args = ap.parse_args()
     bases = args.bases.split(",")
-    rows = load(args.run_dir)
+    rows = load(args.run_dirs)
     cases = sorted({(v, w) for v, w, _ in rows},
                    key=lambda c: (c[0] != "guest", c[1].endswith("rate"), c))
 
@@ -83,6 +90,8 @@ def main():
          "lat_mean_us"),
         (f"mean latency, series ({args.series}) vs unpatched", args.series,
          "unpatched", "lat_mean_us"),
+        (f"mean latency, series ({args.series}) vs no polling", args.series,
+         "floor", "lat_mean_us"),
     ]
     out.append("| venue, workload | ratio | " +
                " | ".join(bases) + " |")
