@@ -77,12 +77,12 @@ cmd_tree() {
             die "$TREE has uncommitted edits: commit them and './apw export', or './apw tree --force' to drop them"
         fi
         if [ "$(tree_patch_ids "$TREE")" != "$(series_patch_ids)" ]; then
-            die "$TREE differs from patches/: './apw export' to keep the tree's commits, or './apw tree --force' to rebuild it from patches/"
+            die "$TREE differs from patches/$APW_BASE: './apw export' to keep the tree's commits, or './apw tree --force' to rebuild it from patches/"
         fi
-        say "tree $TREE is up to date with patches/"
+        say "tree $TREE is up to date with patches/$APW_BASE"
         return 0
     fi
-    say "creating $TREE from the $APW_BASE base and patches/"
+    say "creating $TREE from the $APW_BASE base and patches/$APW_BASE"
     make_base_tree "$TREE"
     apply_series "$TREE"
     cover_description "$TREE"
@@ -148,8 +148,8 @@ cmd_roundtrip() {
     export_series "$tmp/qemu" "$tmp/patches"
     cp "$PATCHES/cover-letter.txt" "$tmp/patches/" 2>/dev/null || true
     if ! diff -r "$PATCHES" "$tmp/patches" > "$tmp/diff" 2>&1; then
-        die "patches/ does not round-trip: see $tmp/diff"
+        die "patches/$APW_BASE does not round-trip: see $tmp/diff"
     fi
     rm -rf "$tmp"
-    say "patches/ round-trips byte for byte"
+    say "patches/$APW_BASE round-trips byte for byte"
 }
