@@ -34,33 +34,20 @@ check fails.  A few seconds.
 Options:
   --build DIR   series build folder (default work/BASE/series/build-all)
   --src FILE    the tool's source (default: the series tree's
-                tests/bench/aio-poll-replay.c if it has one, else
-                work/staging/tests/bench/aio-poll-replay.c, else the one
-                in harness/replay/aio-poll-replay.patch)
-  --out DIR     output folder (default work/replay)
+                tests/bench/aio-poll-replay.c, added by patch 9)
+  --out DIR     output folder (default work/BASE/replay)
   -h, --help    this text
 
 Recording a trace from a real run: harness/replay/record.py --help.
 EOF
 }
 
-# The tool's source, from the first place that has it
+# The tool's source: tests/bench/aio-poll-replay.c of the series tree
 replay_source() {
-    local out=$1 patch=$REPLAY_DIR/aio-poll-replay.patch
-    if [ -f "$TREE/tests/bench/aio-poll-replay.c" ]; then
-        echo "$TREE/tests/bench/aio-poll-replay.c"
-    elif [ -f "$APW_WORK/staging/tests/bench/aio-poll-replay.c" ]; then
-        echo "$APW_WORK/staging/tests/bench/aio-poll-replay.c"
-    elif [ -f "$patch" ]; then
-        mkdir -p "$out/src"
-        # A new file: its lines are the hunk's, less the leading '+'
-        sed -n '/^+++ b\/tests\/bench\/aio-poll-replay.c$/,/^diff --git/{
-            /^+++ /d; /^@@ /d; /^diff --git/d; s/^+//; p; }' "$patch" \
-            >"$out/src/aio-poll-replay.c"
-        echo "$out/src/aio-poll-replay.c"
-    else
-        die "no aio-poll-replay.c found (see ./apw replay --help)"
-    fi
+    [ -d "$TREE/.git" ] || cmd_tree >&2
+    [ -f "$TREE/tests/bench/aio-poll-replay.c" ] ||
+        die "no tests/bench/aio-poll-replay.c in $TREE"
+    echo "$TREE/tests/bench/aio-poll-replay.c"
 }
 
 cmd_replay() {
@@ -78,7 +65,7 @@ cmd_replay() {
         die "replay: no built series in $build (./apw build all)"
     mkdir -p "$out"
     out=$(cd "$out" && pwd)
-    [ -n "$src" ] || src=$(replay_source "$out")
+    [ -n "$src" ] || src=$(replay_source)
     [ -f "$src" ] || die "replay: no $src"
 
     say "building aio-poll-replay from $src"

@@ -6,7 +6,7 @@ exports a raw file over NBD from iothread io1, with the poll_* trace
 events on; fio's nbd engine drives it for --runtime seconds; the log is
 then converted.
 
-    record.py --qsd work/series/build-all/storage-daemon/qemu-storage-daemon \\
+    record.py --qsd work/10.2.2/series/build-all/storage-daemon/qemu-storage-daemon \\
               --out harness/replay/traces/nbd-randread-qd1.trace
 
 Convert only (a log of 'poll_estimate ctx .. node .. block_ns N old N new N'
