@@ -24,12 +24,20 @@ APW_BASES='10.2.2 10.0.13'
 base_vars() {
     case "$APW_BASE" in
     10.2.2)
+        TEST_SKIPS=
         DEB_VERSION='1:10.2.2+ds-1'
         DEB_SUITE=sid
         ORIG_TARBALL=qemu_10.2.2+ds.orig.tar.xz
         ORIG_SHA256=be05230fe47a6937cd29f28f562932c8125f9c93c2a82c625198f7a4aa601dfb
         ;;
     10.0.13)
+        # The MCS lock of test-aio-multithread's own code returns from
+        # qemu_futex_wait() without checking the value, so a spurious
+        # wakeup lets two threads in and the counter check fails now and
+        # then (seen once in about 20 runs here).  Upstream rechecks the
+        # value in a loop since 10.1 (10.2.2 has it); 10.0.13 does not.
+        # Nothing of the event loop is involved.  TEST:PATH skips PATH.
+        TEST_SKIPS='test-aio-multithread:/aio/multi/mutex/mcs'
         DEB_VERSION='1:10.0.13+ds-0+deb13u1'
         DEB_SUITE=trixie
         ORIG_TARBALL=qemu_10.0.13+ds.orig.tar.xz
