@@ -34,8 +34,8 @@ base_vars() {
         # The MCS lock of test-aio-multithread's own code returns from
         # qemu_futex_wait() without checking the value, so a spurious
         # wakeup lets two threads in and the counter check fails now and
-        # then (seen once in about 20 runs here).  Upstream rechecks the
-        # value in a loop since 10.1 (10.2.2 has it); 10.0.13 does not.
+        # then (seen once in about 20 runs here).  Later QEMU rechecks
+        # the value in a loop (10.2.2 does); 10.0.13 does not.
         # Nothing of the event loop is involved.  TEST:PATH skips PATH.
         TEST_SKIPS='test-aio-multithread:/aio/multi/mutex/mcs'
         DEB_VERSION='1:10.0.13+ds-0+deb13u1'
