@@ -44,6 +44,8 @@ Options:
   --fio-args "OPTS"        extra fio options for every job, e.g.
                            "--ramp_time=2 --bs=4k" (no spaces in one option)
   --disk-mib N             size of the data disk file (default 256)
+  --iter-trace             record each run's iteration trace (builds with
+                           harness/replay/iter_trace.py only; ./apw evidence)
   --watchdog S             a boot, job or power-off that takes S s more
                            than the runtime is a hang: it is killed, its
                            device state saved, and retried once (default 120)
@@ -185,6 +187,7 @@ cmd_bench() {
     local venue=both variants=$BENCH_ALL_VARIANTS runs=3 warmup=1 runtime=10
     local workloads=sat,rate full= rate=1340,2000 aio=native mib=256
     local watchdog=120 fio_args= out= report_only= dry= custom=() specs=() v spec dir
+    local iter_trace=
     BENCH_BASE_DIR=$BW/base/build-all
     BENCH_SERIES_DIR=$BW/series/build-all
     while [ $# -gt 0 ]; do
@@ -201,6 +204,7 @@ cmd_bench() {
         --rate-iops) rate=${2:?}; shift ;;
         --aio) aio=${2:?}; shift ;;
         --fio-args) fio_args=${2?}; shift ;;
+        --iter-trace) iter_trace=--iter-trace ;;
         --disk-mib) mib=${2:?}; shift ;;
         --watchdog) watchdog=${2:?}; shift ;;
         --base-dir) BENCH_BASE_DIR=$(bench_dir_of "${2:?}"); shift ;;
@@ -304,7 +308,7 @@ cmd_bench() {
         --runs "$runs" --warmup "$warmup" --runtime "$runtime" \
         --workloads "$workloads" $full --watchdog "$watchdog" \
         --rate-iops-guest "${rate%%,*}" --rate-iops-nbd "${rate##*,}" \
-        --aio "$aio" --fio-args="$fio_args" --disk "$disk" \
+        --aio "$aio" --fio-args="$fio_args" --disk "$disk" $iter_trace \
         --kernel "$(bench_first "$APW_CACHE/guest/vmlinux" "$APW_CACHE/guest/vmlinuz")" \
         --initrd "$APW_CACHE/guest/initramfs.cpio" \
         --bios-dir "$APW_CACHE/guest/bios" "${args[@]}" || rc=$?

@@ -17,6 +17,9 @@ say() { printf '== %s\n' "$*"; }
 # The bases the series is kept for; the first is the default.
 APW_BASES='10.2.2 10.0.13'
 
+# The version of the series on the list: v1 went out as plain [PATCH].
+APW_SERIES_VERSION=v2
+
 # Per-base facts: Debian source version, suite, tarball name and sha256,
 # and the folders of the base: its series (patches/BASE), its
 # build-environment fixes (harness/envfix/BASE) and its work folder

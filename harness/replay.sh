@@ -1,7 +1,7 @@
 # Exact replay of aio_poll() traces against the offline oracle:
 # ./apw replay [OPTIONS]; ./apw replay --help.  Sourced by ./apw.
-# The tool is tests/bench/aio-poll-replay.c (proposed for the series);
-# the helpers are Python 3 under harness/replay/.
+# The tool is harness/replay/aio-poll-replay.c, built against the series'
+# build; the helpers are Python 3 under harness/replay/.
 
 REPLAY_PY=/usr/bin/python3
 REPLAY_DIR=$APW_ROOT/harness/replay
@@ -11,7 +11,7 @@ replay_usage() {
     cat <<EOF
 usage: ./apw replay [OPTIONS]
 
-Builds tests/bench/aio-poll-replay against the series build (gcc with the
+Builds harness/replay/aio-poll-replay.c against the series build (gcc with the
 flags and link line of tests/unit/test-aio-poll-weight; no meson, no
 ninja, the build folder is only read), replays the synthetic traces and
 harness/replay/traces/*.trace through the series at poll-weight 1..6,
@@ -22,8 +22,6 @@ writes:
   results.csv     the same, one row per trace and policy
   frontier.csv    the oracle's frontier (least polling per caught events)
   poll-replay.png polling time against caught events, one panel a trace
-  aio-polling-replay.svg  the same plot as a small SVG, byte-identical on
-                  every run: docs/devel/aio-polling-replay.svg of patch 9
   check.log       the pinned-figure check (aio-poll-replay --check)
   model-check.log the model of unpatched 10.2.2 against recorded real runs
                   (aio-poll-replay --model-check harness/replay/traces/
@@ -33,21 +31,12 @@ check fails.  A few seconds.
 
 Options:
   --build DIR   series build folder (default work/BASE/series/build-all)
-  --src FILE    the tool's source (default: the series tree's
-                tests/bench/aio-poll-replay.c, added by patch 9)
+  --src FILE    the tool's source (default harness/replay/aio-poll-replay.c)
   --out DIR     output folder (default work/BASE/replay)
   -h, --help    this text
 
 Recording a trace from a real run: harness/replay/record.py --help.
 EOF
-}
-
-# The tool's source: tests/bench/aio-poll-replay.c of the series tree
-replay_source() {
-    [ -d "$TREE/.git" ] || cmd_tree >&2
-    [ -f "$TREE/tests/bench/aio-poll-replay.c" ] ||
-        die "no tests/bench/aio-poll-replay.c in $TREE"
-    echo "$TREE/tests/bench/aio-poll-replay.c"
 }
 
 cmd_replay() {
@@ -65,7 +54,7 @@ cmd_replay() {
         die "replay: no built series in $build (./apw build all)"
     mkdir -p "$out"
     out=$(cd "$out" && pwd)
-    [ -n "$src" ] || src=$(replay_source)
+    [ -n "$src" ] || src=$REPLAY_DIR/aio-poll-replay.c
     [ -f "$src" ] || die "replay: no $src"
 
     say "building aio-poll-replay from $src"
@@ -83,8 +72,8 @@ cmd_replay() {
             --csv "$out/results.csv" --frontier "$out/frontier.csv" \
             $REPLAY_SYNTH "${traces[@]}") || die "replay: the replay failed"
     "$REPLAY_PY" "$REPLAY_DIR/plot.py" "$out/results.csv" \
-        "$out/frontier.csv" "$out/poll-replay.png" \
-        "$out/aio-polling-replay.svg" || die "replay: the plot failed"
+        "$out/frontier.csv" "$out/poll-replay.png" ||
+        die "replay: the plot failed"
 
     say "checking the pinned figures"
     if ! "$out/aio-poll-replay" --check >"$out/check.log" 2>&1; then
@@ -92,6 +81,13 @@ cmd_replay() {
         die "replay: the pinned-figure check failed ($out/check.log)"
     fi
     tail -n 1 "$out/check.log"
+
+    # The priced replay must give the figures worked out by hand
+    say "checking the priced replay against a hand-made trace"
+    (cd "$REPLAY_DIR" && "$out/aio-poll-replay" --priced \
+        tests/priced-small.trace > "$out/priced-small.csv") &&
+        diff -u "$REPLAY_DIR/tests/priced-small.expected" "$out/priced-small.csv" ||
+        die "replay: the priced replay of tests/priced-small.trace changed"
 
     # The model of 10.2.2 must reproduce recorded unpatched runs exactly
     local checks=()
@@ -112,14 +108,8 @@ cmd_replay() {
         fi
         cat "$out/model-check.log"
     fi
-    # The figure of docs/devel/aio-polling.rst must be this run's
-    local svg=$TREE/docs/devel/aio-polling-replay.svg
-    if [ -f "$svg" ] && ! cmp -s "$svg" "$out/aio-polling-replay.svg"; then
-        say "note: $svg differs from $out/aio-polling-replay.svg:" \
-            "copy it there and amend patch 9"
-    fi
     # The summary table of the report
     sed -n '/^| trace |/,/^$/p' "$out/report.md"
     say "wrote $out/report.md, results.csv, frontier.csv, poll-replay.png," \
-        "aio-polling-replay.svg, check.log, model-check.log"
+        "check.log, model-check.log"
 }

@@ -115,7 +115,7 @@ export_series() {
             -c diff.noprefix=false -c format.signOff=false \
             format-patch -q $FORMAT_PATCH_OPTS \
             --cover-from-description=subject \
-            --subject-prefix=PATCH -o "$out" base..HEAD
+            --subject-prefix="PATCH${APW_SERIES_VERSION:+ $APW_SERIES_VERSION}" -o "$out" base..HEAD
     )
     (cd "$out" && ls [0-9][0-9][0-9][0-9]-*.patch | grep -v '^0000-cover-letter') \
         > "$out/series"

@@ -40,7 +40,8 @@ FIELDS = [
     "iops", "ios", "lat_mean_us", "lat_p50_us", "lat_p99_us", "window_s",
     "qemu_cpu_ms", "iothread_cpu_ms", "iothread_sched_ms",
     "qemu_cpu_ms_per_kio", "iothread_cpu_ms_per_kio",
-    "iothread_sched_ms_per_kio", "fio_cpu_ms", "other_cpu_ms",
+    "iothread_sched_ms_per_kio", "iothread_vcsw", "iothread_vcsw_per_kio",
+    "window_t0", "window_t1", "fio_cpu_ms", "other_cpu_ms",
     "other_window_s", "rate_iops", "props", "binary", "load1",
     "started", "note",
 ]
@@ -171,6 +172,15 @@ def others_ticks():
     return sum(t for pid, (_, t) in procs.items() if pid not in mine)
 
 
+def vcsw(status_text):
+    """voluntary_ctxt_switches from a /proc/.../status text: the times the
+    thread blocked, i.e. its blocking wakeups."""
+    for line in status_text.splitlines():
+        if line.startswith("voluntary_ctxt_switches:"):
+            return int(line.split()[1])
+    raise ValueError("no voluntary_ctxt_switches in status")
+
+
 def snapshot(pid, tid):
     with open("/proc/%d/stat" % pid) as f:
         q = stat_ticks(f.read())
@@ -178,15 +188,20 @@ def snapshot(pid, tid):
         i = stat_ticks(f.read())
     with open("/proc/%d/task/%d/schedstat" % (pid, tid)) as f:
         s = int(f.read().split()[0])
+    with open("/proc/%d/task/%d/status" % (pid, tid)) as f:
+        v = vcsw(f.read())
     return {"t": time.monotonic(), "qemu": q, "io": i, "sched": s,
-            "others": others_ticks()}
+            "vcsw": v, "others": others_ticks()}
 
 
 def parse_cat_snapshot(text):
-    """The output of 'cat /proc/uptime PID/stat TID/stat TID/schedstat'."""
+    """The output of 'cat /proc/uptime PID/stat TID/stat TID/schedstat
+    TID/status'.  /proc/uptime counts like CLOCK_MONOTONIC here (no
+    suspend), in 10 ms steps."""
     lines = text.splitlines()
     return {"t": float(lines[0].split()[0]), "qemu": stat_ticks(lines[1]),
-            "io": stat_ticks(lines[2]), "sched": int(lines[3].split()[0])}
+            "io": stat_ticks(lines[2]), "sched": int(lines[3].split()[0]),
+            "vcsw": vcsw("\n".join(lines[4:]))}
 
 
 def window_metrics(s0, s1):
@@ -195,6 +210,9 @@ def window_metrics(s0, s1):
         "qemu_cpu_ms": (s1["qemu"] - s0["qemu"]) * 1000.0 / CLK_TCK,
         "iothread_cpu_ms": (s1["io"] - s0["io"]) * 1000.0 / CLK_TCK,
         "iothread_sched_ms": (s1["sched"] - s0["sched"]) / 1e6,
+        "iothread_vcsw": s1["vcsw"] - s0["vcsw"],
+        "window_t0": round(s0["t"], 3),
+        "window_t1": round(s1["t"], 3),
     }
 
 
@@ -231,7 +249,8 @@ def finish_row(row):
     kio = row.get("ios", 0) / 1000.0
     if "other_cpu_ms" in row:
         row["other_cpu_ms"] = round(row["other_cpu_ms"], 1)
-    for k in ("qemu_cpu_ms", "iothread_cpu_ms", "iothread_sched_ms"):
+    for k in ("qemu_cpu_ms", "iothread_cpu_ms", "iothread_sched_ms",
+              "iothread_vcsw"):
         if k in row:
             row[k] = round(row[k], 1)
             if kio:
@@ -244,6 +263,15 @@ def parse_json_text(text):
     if i < 0:
         raise ValueError("no JSON in fio output")
     return json.JSONDecoder().raw_decode(text[i:])[0]
+
+
+def iter_trace_args(a, rundir, opt):
+    """--iter-trace: the trace events of harness/replay/iter_trace.py, in
+    rundir/iter-trace.log (a build with that instrument is needed)."""
+    if not a.iter_trace:
+        return []
+    return [opt, "enable=aio_poll_*,file=" +
+            os.path.join(rundir, "iter-trace.log")]
 
 
 def load1():
@@ -401,7 +429,7 @@ class GuestBoot:
             "-blockdev", "driver=file,node-name=d0,filename=%s,aio=%s,"
                          "cache.direct=on" % (a.disk, a.aio),
             "-device", "virtio-blk-pci,drive=d0,iothread=io1",
-        ]
+        ] + iter_trace_args(a, self.rundir, "-trace")
 
     def reader(self, console):
         for raw in self.proc.stdout:
@@ -559,7 +587,7 @@ class NbdDaemon:
             "--export", "type=nbd,id=e0,node-name=d0,name=d0,writable=on,"
                         "iothread=io1",
             "--pidfile", self.pidfile,
-        ]
+        ] + iter_trace_args(a, self.rundir, "--trace")
         with open(os.path.join(self.rundir, "cmdline.txt"), "w") as f:
             f.write(" ".join(shlex.quote(c) for c in cmd) + "\n")
         self.err = open(os.path.join(self.rundir, "qsd.log"), "w")
@@ -606,7 +634,8 @@ class NbdDaemon:
     def run_job(self, job, jobdir):
         a, pid, tid = self.a, self.proc.pid, self.tid
         files = "/proc/uptime /proc/%d/stat /proc/%d/task/%d/stat " \
-                "/proc/%d/task/%d/schedstat" % (pid, pid, tid, pid, tid)
+                "/proc/%d/task/%d/schedstat /proc/%d/task/%d/status" % (
+                    pid, pid, tid, pid, tid, pid, tid)
         snap = "sh -c 'cat %s > %s/%%s.$$'" % (files, jobdir)
         cmd = ["fio", "--output-format=json", "--output=" + os.path.join(jobdir, "fio.json"),
                "--name=" + job["name"], "--ioengine=nbd",
@@ -854,6 +883,9 @@ def main():
     ap.add_argument("--rate-iops-guest", type=int, default=1340)
     ap.add_argument("--rate-iops-nbd", type=int, default=2000)
     ap.add_argument("--aio", default="native")
+    ap.add_argument("--iter-trace", action="store_true",
+                    help="record the iteration trace of a build with "
+                    "harness/replay/iter_trace.py in each run's folder")
     ap.add_argument("--fio-args", default="",
                     help="extra fio options for every job (no spaces inside one)")
     ap.add_argument("--disk", required=True)

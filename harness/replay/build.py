@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Build tests/bench/aio-poll-replay.c against a configured QEMU build,
+"""Build harness/replay/aio-poll-replay.c against a configured QEMU build,
 without meson or ninja.
 
 It compiles the tool with the flags that the build uses for

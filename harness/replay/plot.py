@@ -6,38 +6,28 @@ series at each poll-weight), and the oracle's frontier: the least polling
 time that catches a given number of events.  Points can only lie on or
 above it, and not to the right of the oracle's point.
 
-Usage: plot.py RESULTS_CSV FRONTIER_CSV OUTPUT_PNG [OUTPUT_SVG]
+Usage: plot.py RESULTS_CSV FRONTIER_CSV OUTPUT_PNG
 
 The inputs are what `aio-poll-replay --csv --frontier` writes.  Needs
 Debian's python3-matplotlib (run it with /usr/bin/python3).  The PNG
 carries no version or date, so equal inputs give an identical file.
-
-OUTPUT_SVG is the same plot for docs/devel/aio-polling-replay.svg: text
-kept as text (no embedded glyphs, so it stays small), ids derived from a
-fixed salt instead of random ones, and no date or creator, so that equal
-inputs give a byte-identical file on every run.
 """
 
 import csv
 import math
-import re
 import sys
 
 import matplotlib
 matplotlib.use("Agg")
-# Deterministic, small SVG: fixed ids, text as <text> elements
-matplotlib.rcParams["svg.hashsalt"] = "aio-poll-replay"
-matplotlib.rcParams["svg.fonttype"] = "none"
 matplotlib.rcParams["font.sans-serif"] = ["DejaVu Sans"]
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 
 def main():
-    if len(sys.argv) not in (4, 5):
+    if len(sys.argv) != 4:
         sys.exit(__doc__)
     results_csv, frontier_csv, out = sys.argv[1:4]
-    svg = sys.argv[4] if len(sys.argv) == 5 else None
 
     results = {}
     with open(results_csv) as f:
@@ -127,32 +117,6 @@ def main():
         ax.axis("off")
     fig.tight_layout()
     fig.savefig(out, dpi=100, metadata={"Software": None})
-    if svg:
-        write_svg(fig, svg)
-
-
-def write_svg(fig, path):
-    """The figure as a small SVG that is the same on every run"""
-    for ax in fig.axes:
-        ax.grid(False)      # a third of the file, for little
-    fig.savefig(path, format="svg", metadata={"Date": None, "Creator": None})
-    with open(path) as f:
-        text = f.read()
-    # Coordinates to 0.01 pt, in the tags only: no visible change
-    text = re.sub(r"<[^>]*>", lambda m: re.sub(r"(\d+\.\d\d)\d+", r"\1",
-                                               m.group(0)), text)
-    # Rotations by 0, the ids that nothing refers to, the indentation
-    # and trailing blanks (which a patch must not carry)
-    text = re.sub(r' transform="rotate\(-?0 [-\d.]+ [-\d.]+\)"', "", text)
-    text = re.sub(r'<g id="(?:text|line2d|xtick|ytick|patch|legend|axes|'
-                  r'figure|PolyCollection|matplotlib\.axis)_\d+">', "<g>",
-                  text)
-    text = re.sub(r" *\n *", "\n", text)
-    # The licence of QEMU's docs, on a line of its own for checkpatch.pl
-    text = text.replace("?>\n", "?>\n<!--\nSPDX-License-Identifier: "
-                        "GPL-2.0-or-later\n-->\n", 1)
-    with open(path, "w") as f:
-        f.write(text)
 
 
 if __name__ == "__main__":

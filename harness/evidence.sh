@@ -1,0 +1,180 @@
+# ./apw evidence: the price of a wakeup, complete traces of real runs, the
+# priced replay and its validation against those runs.  Sourced by ./apw.
+# The parts are harness/wakeup/wakeup_cost.c, harness/replay/iter_trace.py,
+# complete.py and evidence.py; harness/replay/README.md describes them.
+
+EVIDENCE_DIR=$APW_ROOT/harness/replay
+# Committed recordings and figures of the default base
+EVIDENCE_TRACES=$EVIDENCE_DIR/traces/complete
+EVIDENCE_RESULTS=$APW_ROOT/results
+
+evidence_usage() {
+    cat <<EOF2
+usage: ./apw evidence [OPTIONS]
+
+1. measures the price of a blocking wakeup on this machine
+   (harness/wakeup/wakeup_cost.c: ppoll, epoll, io_uring);
+2. builds the unpatched base and the series with the iteration trace
+   (harness/replay/iter_trace.py), in work/BASE/traced-{unpatched,series};
+3. runs the benchmark's venues with it (./apw bench --iter-trace): variants
+   floor (poll-max-ns=0), unpatched, w1..w4, each round interleaved;
+4. turns every run into a complete trace and measured figures, replays
+   each floor trace through every policy, priced, and compares the
+   predicted polling time and wakeups per I/O with each policy's real run.
+
+Options:
+  --runs N        measured rounds (default 2)
+  --runtime S     seconds of fio per job (default 4)
+  --venue V       guest, nbd or both (default both)
+  --out DIR       output (default work/BASE/evidence/<timestamp>)
+  --save          copy the floor traces, measured.csv and the tables into
+                  harness/replay/traces/complete/ and results/ (what
+                  ./apw test checks)
+  --from DIR      skip steps 1-3: convert and validate DIR's benchmark
+  --build-only    step 2 only
+  -h, --help      this text
+
+Takes the exclusive CPU lock (/tmp/apw-cpu.lock) while it measures.
+EOF2
+}
+
+# traced_build unpatched|series: a copy of that tree with the iteration
+# trace, built with the 'all' profile in work/BASE/traced-WHICH/.
+traced_build() {
+    local which=$1 dst=$BW/traced-$1 stamp
+    if [ "$which" = unpatched ]; then
+        base_tree
+        stamp=pristine
+    else
+        [ -d "$TREE/.git" ] || cmd_tree
+        stamp=$(git -C "$TREE" rev-parse HEAD)
+    fi
+    stamp="$stamp $(sha256sum < "$EVIDENCE_DIR/iter_trace.py")"
+    if [ "$(cat "$dst/src/.apw-traced" 2>/dev/null)" != "$stamp" ]; then
+        rm -rf "$dst/src"
+        mkdir -p "$dst/src"
+        if [ "$which" = unpatched ]; then
+            cp -a "$BASE_TREE/." "$dst/src/"
+        else
+            git -C "$TREE" archive HEAD | tar -x -C "$dst/src"
+            envfix_apply "$dst/src"
+        fi
+        /usr/bin/python3 "$EVIDENCE_DIR/iter_trace.py" "$dst/src" ||
+            die "evidence: the iteration trace does not apply to $which"
+        echo "$stamp" > "$dst/src/.apw-traced"
+    fi
+    build_profile "$dst/src" "$dst/build-all" all qemu-system-x86_64 \
+        storage-daemon/qemu-storage-daemon
+}
+
+# wakeup_price OUT: OUT/wakeup-cost.csv; prints "CPU_NS LATENCY_NS" of
+# io_uring (fdmon-io_uring is what the IOThreads use here)
+wakeup_price() {
+    local out=$1
+    gcc -O2 -Wall -o "$out/wakeup_cost" "$APW_ROOT/harness/wakeup/wakeup_cost.c" \
+        -luring -lpthread || die "evidence: wakeup_cost.c does not build"
+    flock -x /tmp/apw-cpu.lock "$out/wakeup_cost" 20000 50000 \
+        > "$out/wakeup-cost.csv" || die "evidence: wakeup_cost failed"
+    sed -n 's/^io_uring,\([0-9]*\),\([0-9]*\) .*/\1 \2/p' "$out/wakeup-cost.csv"
+}
+
+# The price committed with the recordings
+committed_price() {
+    sed -n 's/^io_uring,\([0-9]*\),\([0-9]*\) .*/\1 \2/p' \
+        "$EVIDENCE_RESULTS/wakeup-cost.csv"
+}
+
+replay_tool() {
+    local out=$1 build=$BW/series/build-all
+    [ -f "$build/libqemuutil.a" ] || die "evidence: no series build in $build"
+    /usr/bin/python3 "$EVIDENCE_DIR/build.py" "$build" \
+        "$EVIDENCE_DIR/aio-poll-replay.c" "$out/aio-poll-replay" ||
+        die "evidence: aio-poll-replay does not build"
+}
+
+cmd_evidence() {
+    local runs=2 runtime=4 venue=both out= save= from= price cpu lat bench
+    while [ $# -gt 0 ]; do
+        case $1 in
+        --runs) runs=${2:?}; shift ;;
+        --runtime) runtime=${2:?}; shift ;;
+        --venue) venue=${2:?}; shift ;;
+        --out) out=${2:?}; shift ;;
+        --save) save=1 ;;
+        --from) from=${2:?}; shift ;;
+        --build-only)
+            traced_build unpatched
+            traced_build series
+            return ;;
+        -h|--help) evidence_usage; return 0 ;;
+        *) die "evidence: unknown option '$1' (./apw evidence --help)" ;;
+        esac
+        shift
+    done
+    [ -n "$out" ] || out=$BW/evidence/$(date +%Y%m%d-%H%M%S)
+    mkdir -p "$out"
+    out=$(cd "$out" && pwd)
+    replay_tool "$out"
+    if [ -n "$from" ]; then
+        bench=$(cd "$from" && pwd)
+        price=$(committed_price)
+        [ -f "$from/../wakeup-cost.csv" ] && price=$(sed -n \
+            's/^io_uring,\([0-9]*\),\([0-9]*\) .*/\1 \2/p' "$from/../wakeup-cost.csv")
+    else
+        say "the price of a wakeup"
+        price=$(wakeup_price "$out")
+        cat "$out/wakeup-cost.csv"
+        say "building the traced unpatched base and series"
+        traced_build unpatched
+        traced_build series
+        bench=$out/bench
+        local tu=$BW/traced-unpatched/build-all ts=$BW/traced-series/build-all
+        (flock -x 9
+         cmd_bench --variants '' --iter-trace --runs "$runs" --warmup 0 \
+             --runtime "$runtime" --venue "$venue" --out "$bench" \
+             --variant "floor=$tu:poll-max-ns=0" --variant "unpatched=$tu" \
+             --variant "w1=$ts:poll-weight=1" --variant "w2=$ts:poll-weight=2" \
+             --variant "w3=$ts:poll-weight=3" --variant "w4=$ts:poll-weight=4"
+        ) 9>/tmp/apw-cpu.lock || die "evidence: the benchmark failed"
+    fi
+    cpu=${price% *}
+    lat=${price#* }
+    [ -n "$cpu" ] && [ -n "$lat" ] || die "evidence: no wakeup price"
+    say "wakeup price: $cpu ns of CPU, $lat ns of latency (io_uring)"
+    /usr/bin/python3 "$EVIDENCE_DIR/evidence.py" convert "$bench" \
+        --traces "$out/traces" || die "evidence: conversion failed"
+    /usr/bin/python3 "$EVIDENCE_DIR/evidence.py" validate \
+        --traces "$out/traces" --replay "$out/aio-poll-replay" --out "$out" \
+        --wakeup-cpu "$cpu" --wakeup-latency "$lat" || true
+    cat "$out/validation.md"
+    if [ -n "$save" ]; then
+        mkdir -p "$EVIDENCE_TRACES"
+        rm -f "$EVIDENCE_TRACES"/*.trace.gz
+        cp "$out/traces/"*-floor-r*.trace.gz "$out/traces/measured.csv" \
+            "$EVIDENCE_TRACES/"
+        cp "$out/replay-validation.csv" "$out/replay-priced.csv" \
+            "$EVIDENCE_RESULTS/"
+        [ -f "$out/wakeup-cost.csv" ] && cp "$out/wakeup-cost.csv" "$EVIDENCE_RESULTS/"
+        say "saved the recordings in $EVIDENCE_TRACES and the tables in $EVIDENCE_RESULTS"
+    fi
+}
+
+# ./apw test: the committed recordings, replayed now, give the committed
+# tables, and the validation holds (10%).
+evidence_check() {
+    local out=$BW/evidence-test price
+    [ -f "$EVIDENCE_TRACES/measured.csv" ] || { echo "no recordings in $EVIDENCE_TRACES"; return 1; }
+    rm -rf "$out"
+    mkdir -p "$out"
+    replay_tool "$out"
+    price=$(committed_price)
+    /usr/bin/python3 "$EVIDENCE_DIR/evidence.py" validate --check \
+        --traces "$EVIDENCE_TRACES" --replay "$out/aio-poll-replay" \
+        --out "$out" --wakeup-cpu "${price% *}" --wakeup-latency "${price#* }" ||
+        return 1
+    cmp "$out/replay-validation.csv" "$EVIDENCE_RESULTS/replay-validation.csv" &&
+        cmp "$out/replay-priced.csv" "$EVIDENCE_RESULTS/replay-priced.csv" || {
+        echo "the committed tables in results/ are not what the recordings give now"
+        return 1
+    }
+}

@@ -1,0 +1,1809 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * aio-poll-replay: replay aio_poll() event traces through the adaptive
+ * polling policies and compare them with the offline optimum
+ *
+ * Copyright (c) 2026 aio-poll-weight developers
+ *
+ * Wall-clock benchmarks of busy polling are noisy.  This tool measures a
+ * polling policy exactly instead, by replaying a trace of event times
+ * through a model of aio_poll() with a fake clock.  Every figure it prints
+ * is an integer computed from the trace alone: the output is the same on
+ * every run and every machine.
+ *
+ * Trace format (text, one event per line):
+ *
+ *     <time_ns> <handler_id>
+ *
+ * <time_ns> is the absolute time of the event in nanoseconds since the
+ * start of the trace (>= 0), <handler_id> is the polled handler that fires,
+ * 0..63.  Lines need not be sorted.  Empty lines and lines that start with
+ * '#' are ignored.  Events at the same time are handled by one aio_poll()
+ * iteration; a handler that appears twice at the same time fires once.
+ *
+ * The model of aio_poll(), the same as in tests/unit/test-aio-poll-weight.c:
+ * the loop starts at time 0 with no handler in the poll list.  Each
+ * iteration polls for the policy's polling time.  If the next event comes
+ * within it, polling catches it and the time spent polling is the event's
+ * delay; otherwise the whole polling time is wasted and the event needs a
+ * blocking wait and a wakeup.  Either way the iteration blocks for
+ * block_ns = the delay of the event, and then dispatches every handler with
+ * an event at that time: a handler joins the poll list when it first fires,
+ * and the policy adjusts.  Dispatching takes no time, the events do not
+ * depend on the policy, and timers and the 7 s idle removal of poll
+ * handlers are left out.
+ *
+ * The policies:
+ *
+ *   series w=N   the policy of this tree: aio_adjust_polling_time() with
+ *                poll-weight N.  It is replayed twice, in lockstep: with
+ *                the pure functions of util/aio-posix.h
+ *                (aio_poll_estimate_fired(), aio_poll_estimate_idle(),
+ *                aio_poll_ns_update()) and with the real
+ *                aio_adjust_polling_time() on a real AioContext with fake
+ *                handlers.  Both must agree on every polling time and every
+ *                estimate, or the tool fails.
+ *   unpatched    QEMU 10.2.2: each handler adapts its own polling time,
+ *                starting at 4 us, growing by poll-grow (0 selects 2)
+ *                while block_ns is above it and below poll-max-ns,
+ *                shrinking by poll-shrink (0 resets it to 0) when block_ns
+ *                is above poll-max-ns; the thread polls for the largest
+ *                polling time in the poll list.  A model of the code that
+ *                the series replaces.
+ *   oracle       offline optimal: polls exactly until the next event when
+ *                that comes within poll-max-ns, and not at all otherwise.
+ *                It catches every event that any policy can catch, at the
+ *                least possible polling time.
+ *
+ * Each event that a policy catches costs at least its delay, so the least
+ * polling time that catches k events is the sum of the k smallest delays:
+ * the oracle's frontier.  For each policy the tool reports the events it
+ * caught, those that needed a blocking wait, the time spent polling, the
+ * part of it wasted on polls that caught nothing, polling time per caught
+ * event, the catches it missed compared with the oracle, and its extra
+ * polling time over the frontier at the same number of catches.
+ *
+ * Synthetic traces (synth:NAME) are generated here, with fixed seeds and a
+ * PRNG of our own (splitmix64) and integer arithmetic only, so that they
+ * are the same everywhere; --gen writes one in the trace format.
+ *
+ * --check replays the synthetic traces and fails if figures pinned below
+ * got worse, so that a policy change that polls more or catches less is
+ * noticed.
+ *
+ * --model-check checks the model of 10.2.2 against a real run: it feeds
+ * the model the block_ns of each adjust_polling_time() call that a
+ * recording of unpatched QEMU 10.2.2 lists, and the model must emit the
+ * recording's poll_grow and poll_shrink events exactly, old and new
+ * polling times alike.
+ */
+
+#include "qemu/osdep.h"
+#include <getopt.h>
+#include "block/aio.h"
+#include "qapi/error.h"
+#include "qemu/cutils.h"
+#include "qemu/event_notifier.h"
+#include "util/aio-posix.h"
+
+#define MAX_HANDLERS 64
+
+/* IOTHREAD_POLL_MAX_NS_DEFAULT in iothread.c */
+#define DEFAULT_MAX_NS 32768
+
+#define MS INT64_C(1000000)
+#define US INT64_C(1000)
+
+/*
+ * The price of a blocking wakeup, measured on the project's machine with
+ * harness/wakeup/wakeup_cost.c (see RESULTS.md): CPU of the waiter and the
+ * waker over a wait that returns at once, and latency over a spinning wait
+ */
+#define DEFAULT_WAKEUP_CPU_NS 2000
+#define DEFAULT_WAKEUP_LATENCY_NS 2000
+
+/* How many frontier points --frontier writes per trace, at most */
+#define FRONTIER_POINTS 256
+
+typedef struct {
+    int64_t max_ns;
+    int64_t grow;
+    int64_t shrink;
+} Params;
+
+/* What ended an aio_poll() iteration's wait */
+typedef enum {
+    END_POLLED,         /* an event of polled handlers: polling can catch it */
+    END_FD,             /* an fd without io_poll(): polling cannot see it */
+    END_TIMER,          /* a timer: the wait ends then, polling or not */
+} IterEnd;
+
+/* One aio_poll() iteration of a trace */
+typedef struct {
+    int64_t gap;        /* since the previous iteration, or since 0 */
+    uint64_t fired;     /* the handlers with an event, a bit each */
+    IterEnd end;
+    bool woken;         /* complete traces: the recorded wait slept */
+} Iter;
+
+typedef struct {
+    char *name;
+    Iter *it;
+    size_t n;
+    int nh;             /* 1 + the largest handler id */
+    uint64_t events;
+    int64_t end;        /* time of the last event */
+    bool complete;      /* one line per iteration, whatever ended it */
+    uint64_t ios;       /* complete traces: the I/Os of the recorded run */
+} Trace;
+
+typedef struct {
+    int64_t t;
+    int h;
+} Event;
+
+typedef enum {
+    POLICY_ORACLE,
+    POLICY_UNPATCHED,
+    POLICY_SERIES,
+} PolicyKind;
+
+typedef struct {
+    PolicyKind kind;
+    int weight;         /* POLICY_SERIES only */
+} Policy;
+
+typedef struct {
+    uint64_t caught;    /* events caught by polling */
+    uint64_t woken;     /* events that needed a blocking wait */
+    int64_t polled_ns;  /* time spent polling */
+    int64_t wasted_ns;  /* of which on polls that caught nothing */
+} Result;
+
+static G_NORETURN void fail(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+
+static void fail(const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, "aio-poll-replay: ");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n");
+    exit(2);
+}
+
+/* Traces */
+
+static int event_cmp(const void *a, const void *b)
+{
+    const Event *x = a, *y = b;
+
+    if (x->t != y->t) {
+        return x->t < y->t ? -1 : 1;
+    }
+    return x->h - y->h;
+}
+
+/* Sort @events and group them into iterations; takes over @name */
+static Trace *trace_new(char *name, GArray *events)
+{
+    Trace *tr = g_new0(Trace, 1);
+    Event *ev = (Event *)events->data;
+    int64_t now = 0;
+    size_t i;
+
+    tr->name = name;
+    qsort(ev, events->len, sizeof(Event), event_cmp);
+    tr->it = g_new0(Iter, events->len ? events->len : 1);
+    for (i = 0; i < events->len; i++) {
+        uint64_t bit = 1ULL << ev[i].h;
+
+        if (!tr->n || ev[i].t != now) {
+            tr->it[tr->n++] = (Iter) { .gap = ev[i].t - now };
+            now = ev[i].t;
+        }
+        if (!(tr->it[tr->n - 1].fired & bit)) {
+            tr->it[tr->n - 1].fired |= bit;
+            tr->events++;
+        }
+        tr->nh = MAX(tr->nh, ev[i].h + 1);
+    }
+    tr->end = now;
+    return tr;
+}
+
+static void trace_free(Trace *tr)
+{
+    g_free(tr->name);
+    g_free(tr->it);
+    g_free(tr);
+}
+
+/*
+ * A line of a complete trace: 'i <wait_ns> <end> <woken> <handlers>', see
+ * harness/replay/README.md.  Appends the iteration to @iters.
+ */
+static void parse_iter_line(const char *p, const char *name, unsigned lineno,
+                            GArray *iters, Trace *tr)
+{
+    long long gap;
+    char end, hs[512];
+    int woken, n = 0;
+    Iter it = { 0 };
+
+    if (sscanf(p, "i %lld %c %d %511s %n", &gap, &end, &woken, hs, &n) != 4 ||
+        p[n] != '\0' || gap < 0 || gap > INT64_MAX / 4 ||
+        (woken != 0 && woken != 1) || !strchr("pft", end)) {
+        fail("%s:%u: expected 'i <wait_ns> p|f|t 0|1 <handlers>|-'",
+             name, lineno);
+    }
+    it.gap = gap;
+    it.end = end == 'p' ? END_POLLED : end == 'f' ? END_FD : END_TIMER;
+    it.woken = woken;
+    if (strcmp(hs, "-")) {
+        g_auto(GStrv) ids = g_strsplit(hs, ",", -1);
+        int i;
+
+        for (i = 0; ids[i]; i++) {
+            int64_t h;
+
+            if (qemu_strtoi64(ids[i], NULL, 10, &h) || h < 0 ||
+                h >= MAX_HANDLERS) {
+                fail("%s:%u: bad handler id '%s'", name, lineno, ids[i]);
+            }
+            it.fired |= 1ULL << h;
+            tr->nh = MAX(tr->nh, h + 1);
+            tr->events++;
+        }
+    }
+    if ((it.end == END_POLLED) != (it.fired != 0)) {
+        fail("%s:%u: handlers are listed exactly when the end is 'p'",
+             name, lineno);
+    }
+    tr->end += it.gap;
+    g_array_append_val(iters, it);
+}
+
+static Trace *trace_parse(FILE *f, const char *name)
+{
+    GArray *events = g_array_new(false, false, sizeof(Event));
+    GArray *iters = g_array_new(false, false, sizeof(Iter));
+    Trace *tr, complete = { 0 };
+    char *line = NULL;
+    size_t size = 0;
+    unsigned lineno = 0;
+
+    while (getline(&line, &size, f) >= 0) {
+        const char *p = line + strspn(line, " \t");
+        Event e;
+        long long t;
+        int h, end = 0;
+
+        lineno++;
+        g_strchomp(line);
+        if (sscanf(p, "# ios %lld", &t) == 1 && t >= 0) {
+            complete.ios = t;
+        }
+        if (*p == '#' || *p == '\0') {
+            continue;
+        }
+        if (*p == 'i') {
+            if (events->len) {
+                fail("%s:%u: an iteration line in an event trace", name,
+                     lineno);
+            }
+            parse_iter_line(p, name, lineno, iters, &complete);
+            continue;
+        }
+        if (iters->len) {
+            fail("%s:%u: an event line in a complete trace", name, lineno);
+        }
+        if (sscanf(p, "%lld %d %n", &t, &h, &end) != 2 || p[end] != '\0') {
+            fail("%s:%u: expected '<time_ns> <handler_id>'", name, lineno);
+        }
+        if (t < 0 || t > INT64_MAX / 4) {
+            fail("%s:%u: time %lld out of range", name, lineno, t);
+        }
+        if (h < 0 || h >= MAX_HANDLERS) {
+            fail("%s:%u: handler id %d not in 0..%d", name, lineno, h,
+                 MAX_HANDLERS - 1);
+        }
+        e = (Event) { .t = t, .h = h };
+        g_array_append_val(events, e);
+    }
+    if (ferror(f)) {
+        fail("%s: read error", name);
+    }
+    free(line);
+    if (iters->len) {
+        tr = g_new0(Trace, 1);
+        *tr = complete;
+        tr->name = g_strdup(name);
+        tr->n = iters->len;
+        tr->it = (Iter *)g_array_free(iters, false);
+        tr->complete = true;
+        g_array_free(events, true);
+        return tr;
+    }
+    g_array_free(iters, true);
+    if (!events->len) {
+        fail("%s: no events", name);
+    }
+    tr = trace_new(g_strdup(name), events);
+    g_array_free(events, true);
+    return tr;
+}
+
+/* A file, or a gzip-compressed one if its name ends in .gz */
+static Trace *trace_load(const char *path)
+{
+    bool gz = g_str_has_suffix(path, ".gz");
+    g_autofree char *quoted = g_shell_quote(path);
+    g_autofree char *cmd = g_strdup_printf("gzip -dc %s", quoted);
+    FILE *f = gz ? popen(cmd, "r") : fopen(path, "r");
+    Trace *tr;
+
+    if (!f) {
+        fail("%s: %s", path, strerror(errno));
+    }
+    tr = trace_parse(f, path);
+    if (gz ? pclose(f) != 0 : fclose(f) != 0) {
+        fail("%s: could not be read whole", path);
+    }
+    return tr;
+}
+
+/* Write @tr in the trace format */
+static void trace_write(FILE *f, const Trace *tr)
+{
+    int64_t now = 0;
+    size_t i;
+    int h;
+
+    fprintf(f, "# aio-poll-replay trace: <time_ns> <handler_id>\n");
+    fprintf(f, "# %s: %zu iterations, %" PRIu64 " events, %d handler(s)\n",
+            tr->name, tr->n, tr->events, tr->nh);
+    for (i = 0; i < tr->n; i++) {
+        now += tr->it[i].gap;
+        for (h = 0; h < MAX_HANDLERS; h++) {
+            if (tr->it[i].fired & (1ULL << h)) {
+                fprintf(f, "%" PRId64 " %d\n", now, h);
+            }
+        }
+    }
+}
+
+/* Synthetic traces */
+
+typedef struct {
+    uint64_t s;
+} Rng;
+
+/* splitmix64, by Sebastiano Vigna (public domain) */
+static uint64_t rng_next(Rng *r)
+{
+    uint64_t z = (r->s += 0x9e3779b97f4a7c15ULL);
+
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* Uniform in [lo, hi] */
+static int64_t rng_range(Rng *r, int64_t lo, int64_t hi)
+{
+    return lo + (int64_t)(rng_next(r) % (uint64_t)(hi - lo + 1));
+}
+
+/*
+ * Exponentially distributed with mean @mean, in ticks of EXP_TICK_NS: the
+ * number of Bernoulli trials until the first success, which needs no
+ * floating point.
+ */
+#define EXP_TICK_NS 32
+
+static int64_t rng_exp(Rng *r, int64_t mean)
+{
+    uint64_t p = UINT64_MAX / (uint64_t)mean * EXP_TICK_NS;
+    int64_t t = EXP_TICK_NS;
+
+    while (rng_next(r) >= p) {
+        t += EXP_TICK_NS;
+    }
+    return t;
+}
+
+static void add_event(GArray *events, int64_t t, int h)
+{
+    Event e = { .t = t, .h = h };
+
+    g_array_append_val(events, e);
+}
+
+/* One handler every 12 us */
+static void gen_fixed(GArray *ev)
+{
+    int64_t t;
+
+    for (t = 12 * US; t <= 240 * MS; t += 12 * US) {
+        add_event(ev, t, 0);
+    }
+}
+
+/*
+ * A fast handler, every 6..10 us, beside a slow one, every 150..250 us,
+ * which is beyond poll-max-ns
+ */
+static void gen_bimodal(GArray *ev)
+{
+    Rng r = { 0x61696f2d62696d6fULL };
+    int64_t t;
+
+    for (t = 0; (t += rng_range(&r, 6 * US, 10 * US)) <= 160 * MS;) {
+        add_event(ev, t, 0);
+    }
+    for (t = 0; (t += rng_range(&r, 150 * US, 250 * US)) <= 160 * MS;) {
+        add_event(ev, t, 1);
+    }
+}
+
+/* Two handlers with Poisson arrivals, 30 and 60 us apart on average */
+static void gen_poisson(GArray *ev)
+{
+    Rng r = { 0x61696f2d706f6973ULL };
+    int64_t t;
+
+    for (t = 0; (t += rng_exp(&r, 30 * US)) <= 400 * MS;) {
+        add_event(ev, t, 0);
+    }
+    for (t = 0; (t += rng_exp(&r, 60 * US)) <= 400 * MS;) {
+        add_event(ev, t, 1);
+    }
+}
+
+/*
+ * Bursts: one handler is on for 1..3 ms, with Poisson arrivals 5 us apart
+ * on average, then off for 2..4 ms; another fires every 400..1000 us.
+ */
+static void gen_onoff(GArray *ev)
+{
+    Rng r = { 0x61696f2d6f6e6f66ULL };
+    int64_t t = 0;
+
+    while (t <= 250 * MS) {
+        int64_t on_end = t + rng_range(&r, 1 * MS, 3 * MS);
+
+        while ((t += rng_exp(&r, 5 * US)) < on_end) {
+            add_event(ev, t, 0);
+        }
+        t = on_end + rng_range(&r, 2 * MS, 4 * MS);
+    }
+    for (t = 0; (t += rng_range(&r, 400 * US, 1000 * US)) <= 250 * MS;) {
+        add_event(ev, t, 1);
+    }
+}
+
+/* test_steady() of tests/unit/test-aio-poll-weight.c: 100 events 10 us apart */
+static void gen_steady(GArray *ev)
+{
+    int i;
+
+    for (i = 1; i <= 100; i++) {
+        add_event(ev, i * 10 * US, 0);
+    }
+}
+
+static const struct {
+    const char *name;
+    void (*gen)(GArray *events);
+    bool in_default_set;
+    const char *help;
+} synth[] = {
+    { "fixed", gen_fixed, true, "one handler every 12 us" },
+    { "bimodal", gen_bimodal, true,
+      "fast handler every 6..10 us, slow one every 150..250 us" },
+    { "poisson", gen_poisson, true,
+      "two handlers, Poisson arrivals 30 and 60 us apart on average" },
+    { "onoff", gen_onoff, true,
+      "bursts of 1..3 ms (5 us apart) with 2..4 ms pauses, plus a handler "
+      "every 400..1000 us" },
+    { "steady", gen_steady, false,
+      "100 events 10 us apart, test_steady() of test-aio-poll-weight" },
+};
+
+static Trace *trace_synth(const char *name)
+{
+    GArray *events;
+    Trace *tr;
+    size_t i;
+
+    for (i = 0; i < ARRAY_SIZE(synth); i++) {
+        if (!strcmp(synth[i].name, name)) {
+            break;
+        }
+    }
+    if (i == ARRAY_SIZE(synth)) {
+        fail("no synthetic trace '%s' (--help lists them)", name);
+    }
+    events = g_array_new(false, false, sizeof(Event));
+    synth[i].gen(events);
+    tr = trace_new(g_strdup_printf("synth:%s", name), events);
+    g_array_free(events, true);
+    return tr;
+}
+
+static Trace *trace_open(const char *arg)
+{
+    if (g_str_has_prefix(arg, "synth:")) {
+        return trace_synth(arg + strlen("synth:"));
+    }
+    return trace_load(arg);
+}
+
+/* The policies */
+
+/* The trace event that adjust_polling_time() of QEMU 10.2.2 emits */
+typedef enum {
+    UNPATCHED_KEEP,     /* none */
+    UNPATCHED_SHRINK,   /* poll_shrink */
+    UNPATCHED_GROW,     /* poll_grow */
+} UnpatchedStep;
+
+/*
+ * adjust_polling_time() of QEMU 10.2.2, for one handler's polling time;
+ * *@step tells which trace event it emits.  --model-check compares it with
+ * a recording of the real one.
+ */
+static int64_t unpatched_adjust(int64_t ns, int64_t block_ns,
+                                const Params *p, UnpatchedStep *step)
+{
+    *step = UNPATCHED_KEEP;
+    if (block_ns <= ns) {
+        /* This is the sweet spot, no adjustment needed */
+    } else if (block_ns > p->max_ns) {
+        /* We'd have to poll for too long, poll less */
+        ns = p->shrink ? ns / p->shrink : 0;
+        *step = UNPATCHED_SHRINK;
+    } else if (ns < p->max_ns && block_ns < p->max_ns) {
+        /* There is room to grow, poll longer */
+        int64_t grow = p->grow ? p->grow : 2;
+
+        ns = ns ? ns * grow : 4000; /* start polling at 4 microseconds */
+        if (ns > p->max_ns) {
+            ns = p->max_ns;
+        }
+        *step = UNPATCHED_GROW;
+    }
+    return ns;
+}
+
+static void fake_io_read(EventNotifier *e)
+{
+    g_assert_not_reached(); /* the model dispatches, not aio_poll() */
+}
+
+static bool fake_io_poll(void *opaque)
+{
+    g_assert_not_reached();
+}
+
+static void fake_io_poll_ready(EventNotifier *e)
+{
+    g_assert_not_reached();
+}
+
+/* The state of one replay */
+typedef struct {
+    const Params *p;
+    Policy pol;
+    int nh;
+    uint64_t in_list;               /* handlers in the poll list */
+    int64_t ns[MAX_HANDLERS];       /* estimate or own polling time */
+    int64_t poll_ns;                /* POLICY_SERIES: ctx->poll_ns */
+
+    /* POLICY_SERIES: the real aio_adjust_polling_time(), in lockstep */
+    AioContext *ctx;
+    EventNotifier e[MAX_HANDLERS];
+    AioHandler *node[MAX_HANDLERS];
+} Sim;
+
+static void sim_init(Sim *s, const Params *p, const Policy *pol, int nh)
+{
+    int h;
+
+    *s = (Sim) { .p = p, .pol = *pol, .nh = nh };
+    if (pol->kind != POLICY_SERIES) {
+        return;
+    }
+
+    s->ctx = aio_context_new(&error_abort);
+    aio_context_set_poll_params(s->ctx, p->max_ns, p->grow, p->shrink,
+                                pol->weight, &error_abort);
+    for (h = 0; h < nh; h++) {
+        AioHandler *node;
+
+        event_notifier_init(&s->e[h], false);
+        aio_set_event_notifier(s->ctx, &s->e[h], fake_io_read, fake_io_poll,
+                               fake_io_poll_ready);
+        QLIST_FOREACH(node, &s->ctx->aio_handlers, node) {
+            if (node->opaque == &s->e[h]) {
+                s->node[h] = node;
+            }
+        }
+        assert(s->node[h]);
+    }
+}
+
+static void sim_cleanup(Sim *s)
+{
+    int h;
+
+    if (!s->ctx) {
+        return;
+    }
+    for (h = 0; h < s->nh; h++) {
+        QLIST_SAFE_REMOVE(s->node[h], node_poll);
+        aio_set_event_notifier(s->ctx, &s->e[h], NULL, NULL, NULL);
+        event_notifier_cleanup(&s->e[h]);
+    }
+    aio_context_unref(s->ctx);
+}
+
+/* How long the next iteration polls */
+static int64_t sim_poll_ns(Sim *s)
+{
+    int64_t ns = 0;
+    int h;
+
+    switch (s->pol.kind) {
+    case POLICY_SERIES:
+        return s->in_list ? s->poll_ns : 0;
+    case POLICY_UNPATCHED:
+        /* try_poll_mode() of 10.2.2 */
+        for (h = 0; h < s->nh; h++) {
+            if (s->in_list & (1ULL << h)) {
+                ns = MAX(ns, s->ns[h]);
+            }
+        }
+        return ns;
+    default:
+        g_assert_not_reached();
+    }
+}
+
+/*
+ * aio_adjust_polling_time() with the functions of util/aio-posix.h, on the
+ * Sim's state instead of an AioContext
+ */
+static void series_adjust(Sim *s, uint64_t fired, int64_t block_ns)
+{
+    const Params *p = s->p;
+    int weight = s->pol.weight ? s->pol.weight : AIO_POLL_WEIGHT_DEFAULT;
+    int64_t target = 0;
+    bool any = false;
+    int h;
+
+    for (h = 0; h < s->nh; h++) {
+        if (!(s->in_list & (1ULL << h))) {
+            continue;
+        }
+        if (fired & (1ULL << h)) {
+            s->ns[h] = aio_poll_estimate_fired(s->ns[h], block_ns, p->max_ns,
+                                               weight);
+            target = MAX(target, s->ns[h]);
+            any = true;
+        } else {
+            s->ns[h] = aio_poll_estimate_idle(s->ns[h], block_ns, p->max_ns);
+        }
+    }
+    if (any) {
+        s->poll_ns = aio_poll_ns_update(s->poll_ns, target, p->max_ns,
+                                        p->grow ? p->grow
+                                                : AIO_POLL_GROW_DEFAULT,
+                                        p->shrink ? p->shrink
+                                                  : AIO_POLL_SHRINK_DEFAULT);
+    }
+}
+
+/* The same with the real aio_adjust_polling_time(); both must agree */
+static void series_adjust_ctx(Sim *s, uint64_t fired, int64_t block_ns,
+                              size_t iter)
+{
+    AioContext *ctx = s->ctx;
+    int h;
+
+    for (h = 0; h < s->nh; h++) {
+        AioHandler *node = s->node[h];
+
+        if (fired & (1ULL << h)) {
+            /* What aio_dispatch_handler() and its caller do */
+            if (!QLIST_IS_INSERTED(node, node_poll)) {
+                node->poll.ns = 0;
+                QLIST_INSERT_HEAD(&ctx->poll_aio_handlers, node, node_poll);
+            }
+            node->poll.fired = true;
+        }
+    }
+
+    qemu_lockcnt_inc(&ctx->list_lock);
+    aio_adjust_polling_time(ctx, s->p->max_ns, block_ns);
+    qemu_lockcnt_dec(&ctx->list_lock);
+
+    if (ctx->poll_ns != s->poll_ns) {
+        fail("%s w=%d, iteration %zu: aio_adjust_polling_time() set "
+             "poll_ns %" PRId64 ", the replay %" PRId64,
+             "series", s->pol.weight, iter, ctx->poll_ns, s->poll_ns);
+    }
+    for (h = 0; h < s->nh; h++) {
+        if (s->node[h]->poll.ns != s->ns[h]) {
+            fail("series w=%d, iteration %zu: handler %d's estimate is "
+                 "%" PRId64 " in aio_adjust_polling_time(), %" PRId64
+                 " in the replay", s->pol.weight, iter, h,
+                 s->node[h]->poll.ns, s->ns[h]);
+        }
+    }
+}
+
+/* After an iteration that blocked for @block_ns, with @fired handlers */
+static void sim_adjust(Sim *s, uint64_t fired, int64_t block_ns, size_t iter)
+{
+    int h;
+
+    if (!s->p->max_ns) {
+        return;     /* polling disabled: no bookkeeping */
+    }
+    /* aio_dispatch_handler(): start polling a handler once it fires */
+    s->in_list |= fired;
+
+    switch (s->pol.kind) {
+    case POLICY_SERIES:
+        series_adjust(s, fired, block_ns);
+        series_adjust_ctx(s, fired, block_ns, iter);
+        break;
+    case POLICY_UNPATCHED:
+        /* aio_dispatch_ready_handlers() of 10.2.2 */
+        for (h = 0; h < s->nh; h++) {
+            if (fired & (1ULL << h)) {
+                UnpatchedStep step;
+
+                s->ns[h] = unpatched_adjust(s->ns[h], block_ns, s->p, &step);
+            }
+        }
+        break;
+    default:
+        g_assert_not_reached();
+    }
+}
+
+/* --dump: print the first dump_iters iterations of each replay to stderr */
+static size_t dump_iters;
+
+static char *policy_name(const Policy *pol);
+
+static void dump_iter(const Trace *tr, const Sim *s, size_t i,
+                      int64_t poll_ns)
+{
+    g_autofree char *name = policy_name(&s->pol);
+    int h;
+
+    fprintf(stderr, "%s %s #%zu: gap %" PRId64 " poll %" PRId64 " %s "
+            "fired 0x%" PRIx64 ", after:", tr->name, name, i, tr->it[i].gap,
+            poll_ns, tr->it[i].gap <= poll_ns ? "caught" : "woken",
+            tr->it[i].fired);
+    if (s->pol.kind == POLICY_SERIES) {
+        fprintf(stderr, " poll_ns %" PRId64 " est", s->poll_ns);
+    } else {
+        fprintf(stderr, " ns");
+    }
+    for (h = 0; h < s->nh; h++) {
+        fprintf(stderr, " %" PRId64, s->ns[h]);
+    }
+    fprintf(stderr, "\n");
+}
+
+static Result replay(const Trace *tr, const Params *p, const Policy *pol)
+{
+    Result r = { 0 };
+    Sim s;
+    size_t i;
+
+    if (pol->kind == POLICY_ORACLE) {
+        for (i = 0; i < tr->n; i++) {
+            if (tr->it[i].gap <= p->max_ns) {
+                r.caught++;
+                r.polled_ns += tr->it[i].gap;
+            } else {
+                r.woken++;
+            }
+        }
+        return r;
+    }
+
+    sim_init(&s, p, pol, tr->nh);
+    for (i = 0; i < tr->n; i++) {
+        int64_t gap = tr->it[i].gap;
+        int64_t poll_ns = sim_poll_ns(&s);
+
+        if (gap <= poll_ns) {
+            r.caught++;
+            r.polled_ns += gap;
+        } else {
+            r.woken++;
+            r.polled_ns += poll_ns;
+            r.wasted_ns += poll_ns;
+        }
+        sim_adjust(&s, tr->it[i].fired, gap, i);
+        if (i < dump_iters) {
+            dump_iter(tr, &s, i, poll_ns);
+        }
+    }
+    sim_cleanup(&s);
+    return r;
+}
+
+static int gap_cmp(const void *a, const void *b);
+
+/*
+ * The priced replay (--priced): every policy pays for what it does in CPU
+ * time and in latency, the same way.
+ *
+ * A blocking wakeup costs @cpu_ns of CPU and adds @lat_ns of latency (both
+ * measured on the host by harness/wakeup/wakeup_cost.c).  Polling costs its
+ * own time in CPU.  For an iteration whose event comes @a ns after the wait
+ * started, with polling time P:
+ *
+ *   polled event, a <= P:  caught; CPU a
+ *   fd event,     a <= P:  polling does not see it: CPU P, latency P - a,
+ *                          then the fd is ready without sleeping
+ *   timer,        a <= P:  polling stops at the timer: CPU a
+ *   any,          a >  P:  CPU P + cpu_ns; latency lat_ns (not for timers)
+ *
+ * In a complete trace a recorded wait that slept ended lat_ns after its
+ * event came, so a = wait - lat_ns there; otherwise a = wait.  block_ns, what
+ * the policy sees, is a when the event is caught, P for a hidden fd event,
+ * and a + lat_ns after a wakeup.
+ *
+ * References: never polling (P = 0), polling to poll-max-ns, the best fixed
+ * polling time in hindsight (the P that gives the least CPU over the whole
+ * trace), and the offline optimum, which for each wait either polls exactly
+ * until the event or blocks at once, whichever costs less CPU.
+ */
+typedef struct {
+    int64_t cpu_ns;
+    int64_t lat_ns;
+} Price;
+
+typedef struct {
+    uint64_t wakeups;
+    int64_t polled_ns;
+    int64_t latency_ns;     /* added latency */
+    int64_t fixed_ns;       /* the fixed polling time, for fixed policies */
+} Priced;
+
+static int64_t iter_arrival(const Iter *it, const Price *pr)
+{
+    return it->woken ? MAX(it->gap - pr->lat_ns, 0) : it->gap;
+}
+
+static int64_t priced_cpu(const Priced *r, const Price *pr)
+{
+    return r->polled_ns + (int64_t)r->wakeups * pr->cpu_ns;
+}
+
+/* One wait with polling time @poll_ns; returns block_ns */
+static int64_t priced_wait(const Iter *it, const Price *pr, int64_t poll_ns,
+                           Priced *r)
+{
+    int64_t a = iter_arrival(it, pr);
+
+    if (a <= poll_ns) {
+        if (it->end == END_FD) {
+            r->polled_ns += poll_ns;
+            r->latency_ns += poll_ns - a;
+            return poll_ns;
+        }
+        r->polled_ns += a;
+        return a;
+    }
+    r->polled_ns += poll_ns;
+    r->wakeups++;
+    if (it->end != END_TIMER) {
+        r->latency_ns += pr->lat_ns;
+    }
+    return a + pr->lat_ns;
+}
+
+static Priced replay_priced(const Trace *tr, const Params *p,
+                            const Policy *pol, const Price *pr)
+{
+    Priced r = { 0 };
+    Sim s;
+    size_t i;
+
+    sim_init(&s, p, pol, tr->nh);
+    for (i = 0; i < tr->n; i++) {
+        const Iter *it = &tr->it[i];
+        int64_t block_ns = priced_wait(it, pr, sim_poll_ns(&s), &r);
+
+        sim_adjust(&s, it->fired, block_ns, i);
+    }
+    sim_cleanup(&s);
+    return r;
+}
+
+static Priced replay_fixed(const Trace *tr, const Price *pr, int64_t poll_ns)
+{
+    Priced r = { .fixed_ns = poll_ns };
+    size_t i;
+
+    for (i = 0; i < tr->n; i++) {
+        priced_wait(&tr->it[i], pr, poll_ns, &r);
+    }
+    return r;
+}
+
+static Priced replay_optimum(const Trace *tr, const Price *pr)
+{
+    Priced r = { 0 };
+    size_t i;
+
+    for (i = 0; i < tr->n; i++) {
+        int64_t a = iter_arrival(&tr->it[i], pr);
+
+        if (a <= pr->cpu_ns) {
+            r.polled_ns += a;
+        } else {
+            r.wakeups++;
+            if (tr->it[i].end != END_TIMER) {
+                r.latency_ns += pr->lat_ns;
+            }
+        }
+    }
+    return r;
+}
+
+/*
+ * The best fixed polling time in hindsight, up to poll-max-ns.  The CPU of a
+ * fixed time P is piecewise linear in P between the arrivals, so the least
+ * is at 0, at poll-max-ns or at an arrival: try them all.
+ */
+static Priced replay_best_fixed(const Trace *tr, const Params *p,
+                                const Price *pr)
+{
+    g_autofree int64_t *cand = g_new(int64_t, tr->n + 2);
+    Priced best = replay_fixed(tr, pr, 0);
+    size_t i, n = 0;
+
+    cand[n++] = p->max_ns;
+    for (i = 0; i < tr->n; i++) {
+        int64_t a = iter_arrival(&tr->it[i], pr);
+
+        if (a > 0 && a < p->max_ns) {
+            cand[n++] = a;
+        }
+    }
+    qsort(cand, n, sizeof(*cand), gap_cmp);
+    for (i = 0; i < n; i++) {
+        Priced r;
+
+        if (i && cand[i] == cand[i - 1]) {
+            continue;
+        }
+        r = replay_fixed(tr, pr, cand[i]);
+        if (priced_cpu(&r, pr) < priced_cpu(&best, pr)) {
+            best = r;
+        }
+    }
+    return best;
+}
+
+static void priced_row(FILE *out, const Trace *tr, const char *policy,
+                       const Priced *r, const Priced *opt, const Price *pr)
+{
+    fprintf(out, "%s,%s,%" PRId64 ",%" PRId64 ",%zu,%" PRIu64 ",%" PRId64
+            ",%" PRIu64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 "\n",
+            tr->name, policy, pr->cpu_ns, pr->lat_ns, tr->n, tr->ios,
+            r->polled_ns, r->wakeups, priced_cpu(r, pr), r->latency_ns,
+            priced_cpu(opt, pr), r->fixed_ns);
+}
+
+/* --priced: one CSV row per trace and policy */
+static void run_priced(FILE *out, Trace **trs, int ntr, const Params *p,
+                       const Policy *pols, int npol, const Price *pr)
+{
+    int i, j;
+
+    fprintf(out, "trace,policy,wakeup_cost_ns,wakeup_latency_ns,"
+            "iterations,ios,polling_ns,wakeups,cpu_ns,added_latency_ns,"
+            "optimum_cpu_ns,fixed_poll_ns\n");
+    for (i = 0; i < ntr; i++) {
+        const Trace *tr = trs[i];
+        Priced opt = replay_optimum(tr, pr);
+        Priced r;
+
+        for (j = 0; j < npol; j++) {
+            g_autofree char *name = NULL;
+
+            if (pols[j].kind == POLICY_ORACLE) {
+                continue;
+            }
+            r = replay_priced(tr, p, &pols[j], pr);
+            name = pols[j].kind == POLICY_UNPATCHED ? g_strdup("unpatched")
+                   : g_strdup_printf("series-w%d", pols[j].weight);
+            priced_row(out, tr, name, &r, &opt, pr);
+        }
+        r = replay_fixed(tr, pr, 0);
+        priced_row(out, tr, "never-poll", &r, &opt, pr);
+        r = replay_fixed(tr, pr, p->max_ns);
+        priced_row(out, tr, "poll-to-max", &r, &opt, pr);
+        r = replay_best_fixed(tr, p, pr);
+        priced_row(out, tr, "best-fixed", &r, &opt, pr);
+        priced_row(out, tr, "optimum", &opt, &opt, pr);
+    }
+}
+
+/* The oracle's frontier: least polling time that catches k events */
+typedef struct {
+    int64_t *sum;       /* sum[k]: the sum of the k smallest gaps */
+    size_t catchable;   /* gaps <= poll-max-ns */
+} Frontier;
+
+static int gap_cmp(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+static void frontier_init(Frontier *f, const Trace *tr, const Params *p)
+{
+    int64_t *gaps = g_new(int64_t, tr->n);
+    size_t i;
+
+    for (i = 0; i < tr->n; i++) {
+        gaps[i] = tr->it[i].gap;
+    }
+    qsort(gaps, tr->n, sizeof(int64_t), gap_cmp);
+    f->sum = g_new(int64_t, tr->n + 1);
+    f->sum[0] = 0;
+    f->catchable = 0;
+    for (i = 0; i < tr->n; i++) {
+        f->sum[i + 1] = f->sum[i] + gaps[i];
+        if (gaps[i] <= p->max_ns) {
+            f->catchable = i + 1;
+        }
+    }
+    g_free(gaps);
+}
+
+/* Formatting, integers only */
+
+static char *fmt_ms(int64_t ns)
+{
+    return g_strdup_printf("%s%" PRId64 ".%03" PRId64, ns < 0 ? "-" : "",
+                           ABS(ns) / MS, ABS(ns) / US % 1000);
+}
+
+static char *fmt_pct(uint64_t part, uint64_t whole)
+{
+    uint64_t permille = whole ? (part * 1000 + whole / 2) / whole : 0;
+
+    return g_strdup_printf("%" PRIu64 ".%" PRIu64, permille / 10,
+                           permille % 10);
+}
+
+static char *policy_name(const Policy *pol)
+{
+    switch (pol->kind) {
+    case POLICY_ORACLE:
+        return g_strdup("oracle");
+    case POLICY_UNPATCHED:
+        return g_strdup("unpatched");
+    case POLICY_SERIES:
+        return g_strdup_printf("series w=%d", pol->weight);
+    }
+    g_assert_not_reached();
+}
+
+typedef struct {
+    Trace *tr;
+    Frontier f;
+    Result *res;        /* one per policy */
+} TraceReport;
+
+static void report_trace_md(FILE *out, const TraceReport *tre,
+                            const Policy *pols, int npol, const Params *p)
+{
+    const Trace *tr = tre->tr;
+    g_autofree char *dur = fmt_ms(tr->end);
+    int i;
+
+    fprintf(out, "### %s\n\n", tr->name);
+    fprintf(out, "%zu iterations, %" PRIu64 " events of %d handler(s) "
+            "over %s ms; %zu iterations come within poll-max-ns.\n\n",
+            tr->n, tr->events, tr->nh, dur, tre->f.catchable);
+    fprintf(out, "| policy | caught | woken | caught %% | polling ms "
+            "| wasted ms | ns/caught | missed | extra polling ms |\n");
+    fprintf(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (i = 0; i < npol; i++) {
+        const Result *r = &tre->res[i];
+        g_autofree char *name = policy_name(&pols[i]);
+        g_autofree char *pct = fmt_pct(r->caught, tr->n);
+        g_autofree char *polled = fmt_ms(r->polled_ns);
+        g_autofree char *wasted = fmt_ms(r->wasted_ns);
+        g_autofree char *extra = fmt_ms(r->polled_ns -
+                                        tre->f.sum[r->caught]);
+
+        fprintf(out, "| %s | %" PRIu64 " | %" PRIu64 " | %s | %s | %s "
+                "| %" PRId64 " | %" PRIu64 " | %s |\n",
+                name, r->caught, r->woken, pct, polled, wasted,
+                r->caught ? r->polled_ns / (int64_t)r->caught : 0,
+                (uint64_t)tre->f.catchable - r->caught, extra);
+    }
+    fprintf(out, "\n");
+}
+
+static void report_md(FILE *out, TraceReport *tres, int ntr,
+                      const Policy *pols, int npol, const Params *p)
+{
+    int i, j;
+
+    fprintf(out, "## Replay of aio_poll() traces: polling policies against "
+            "the offline oracle\n\n");
+    fprintf(out, "poll-max-ns %" PRId64 ", poll-grow %" PRId64
+            ", poll-shrink %" PRId64 ".  Exact figures from a model with a "
+            "fake clock (tests/bench/aio-poll-replay.c); they do not vary "
+            "from run to run.\n\n", p->max_ns, p->grow, p->shrink);
+    fprintf(out, "*caught*: events that polling caught; *woken*: events "
+            "that needed a blocking wait (both count aio_poll() "
+            "iterations: events at the same time count once); "
+            "*polling*: time spent polling, "
+            "of which *wasted* on polls that caught nothing; *missed*: "
+            "events the oracle catches and the policy does not; *extra "
+            "polling*: polling time above the least that catches as many "
+            "events (the oracle's frontier).\n\n");
+
+    /* Summary: caught / polling ms, one column per policy */
+    fprintf(out, "| trace |");
+    for (j = 0; j < npol; j++) {
+        g_autofree char *name = policy_name(&pols[j]);
+
+        fprintf(out, " %s |", name);
+    }
+    fprintf(out, "\n|---|");
+    for (j = 0; j < npol; j++) {
+        fprintf(out, "---:|");
+    }
+    fprintf(out, "\n");
+    for (i = 0; i < ntr; i++) {
+        fprintf(out, "| %s |", tres[i].tr->name);
+        for (j = 0; j < npol; j++) {
+            g_autofree char *polled = fmt_ms(tres[i].res[j].polled_ns);
+
+            fprintf(out, " %" PRIu64 " / %s |", tres[i].res[j].caught,
+                    polled);
+        }
+        fprintf(out, "\n");
+    }
+    fprintf(out, "\nEach cell: events caught / ms spent polling.\n\n");
+
+    for (i = 0; i < ntr; i++) {
+        report_trace_md(out, &tres[i], pols, npol, p);
+    }
+}
+
+static void report_csv(FILE *out, TraceReport *tres, int ntr,
+                       const Policy *pols, int npol, const Params *p)
+{
+    int i, j;
+
+    fprintf(out, "trace,policy,weight,max_ns,grow,shrink,iterations,"
+            "catchable,caught,woken,polled_ns,wasted_ns,frontier_ns\n");
+    for (i = 0; i < ntr; i++) {
+        for (j = 0; j < npol; j++) {
+            const Result *r = &tres[i].res[j];
+            g_autofree char *name = policy_name(&pols[j]);
+
+            fprintf(out, "%s,%s,%d,%" PRId64 ",%" PRId64 ",%" PRId64
+                    ",%zu,%zu,%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%" PRId64
+                    ",%" PRId64 "\n", tres[i].tr->name, name,
+                    pols[j].kind == POLICY_SERIES ? pols[j].weight : -1,
+                    p->max_ns, p->grow, p->shrink, tres[i].tr->n,
+                    tres[i].f.catchable, r->caught, r->woken, r->polled_ns,
+                    r->wasted_ns, tres[i].f.sum[r->caught]);
+        }
+    }
+}
+
+static void report_frontier(FILE *out, TraceReport *tres, int ntr)
+{
+    int i;
+
+    fprintf(out, "trace,caught,polled_ns\n");
+    for (i = 0; i < ntr; i++) {
+        size_t k, n = tres[i].f.catchable;
+        size_t step = MAX(1, n / FRONTIER_POINTS);
+
+        for (k = 0; k <= n; k += step) {
+            fprintf(out, "%s,%zu,%" PRId64 "\n", tres[i].tr->name, k,
+                    tres[i].f.sum[k]);
+        }
+        if (n % step) {
+            fprintf(out, "%s,%zu,%" PRId64 "\n", tres[i].tr->name, n,
+                    tres[i].f.sum[n]);
+        }
+    }
+}
+
+/* --check */
+
+/*
+ * Pinned figures at poll-max-ns 32768, poll-grow 0, poll-shrink 0.  The
+ * oracle and unpatched rows must match exactly: they change only if the
+ * traces or the model of 10.2.2 change.  The series rows must not get
+ * worse: fewer caught events or more polling fails; better prints a note to
+ * update the pins.  A change that catches more events but polls longer, or
+ * the reverse, fails too: judge the trade with the report, then re-pin.
+ * Each trace needs pins for the oracle, unpatched and the default weight.
+ */
+#define PIN_ORACLE    -2
+#define PIN_UNPATCHED -1
+
+static const struct {
+    const char *trace;
+    int weight;
+    uint64_t caught;
+    int64_t polled_ns;
+} pins[] = {
+    /* From test_steady() in tests/unit/test-aio-poll-weight.c */
+    { "steady", 3, 99, 99 * 10000 },
+    /* The synthetic traces, printed by --check --print-pins */
+    { "fixed", PIN_ORACLE, 20000, 240000000 },
+    { "fixed", PIN_UNPATCHED, 19997, 239976000 },
+    { "fixed", 3, 19999, 239988000 },
+    { "bimodal", PIN_ORACLE, 20766, 159998149 },
+    { "bimodal", PIN_UNPATCHED, 20763, 159982522 },
+    { "bimodal", 3, 20636, 159832996 },
+    { "poisson", PIN_ORACLE, 16064, 193544768 },
+    { "poisson", PIN_UNPATCHED, 11217, 222749952 },
+    { "poisson", 3, 11938, 238899636 },
+    { "onoff", PIN_ORACLE, 19989, 98952733 },
+    { "onoff", PIN_UNPATCHED, 19668, 106721189 },
+    { "onoff", 3, 14983, 75618967 },
+    { "steady", PIN_ORACLE, 100, 1000000 },
+    { "steady", PIN_UNPATCHED, 97, 982000 },
+};
+
+static bool check_pin(const char *trace, int weight, const Result *r)
+{
+    g_autofree char *what = weight == PIN_ORACLE ? g_strdup("oracle") :
+                            weight == PIN_UNPATCHED ? g_strdup("unpatched") :
+                            g_strdup_printf("series w=%d", weight);
+    size_t i;
+
+    for (i = 0; i < ARRAY_SIZE(pins); i++) {
+        bool worse, differs;
+
+        if (strcmp(pins[i].trace, trace) || pins[i].weight != weight) {
+            continue;
+        }
+        differs = r->caught != pins[i].caught ||
+                  r->polled_ns != pins[i].polled_ns;
+        worse = weight < 0 ? differs : r->caught < pins[i].caught ||
+                                       r->polled_ns > pins[i].polled_ns;
+        if (worse) {
+            printf("FAIL synth:%s %s: caught %" PRIu64 ", polled %" PRId64
+                   " ns; pinned %" PRIu64 ", %" PRId64 " ns\n", trace, what,
+                   r->caught, r->polled_ns, pins[i].caught,
+                   pins[i].polled_ns);
+            return false;
+        }
+        if (differs) {
+            printf("note synth:%s %s improved: caught %" PRIu64 ", polled %"
+                   PRId64 " ns; pinned %" PRIu64 ", %" PRId64 " ns; update "
+                   "the pins\n", trace, what, r->caught, r->polled_ns,
+                   pins[i].caught, pins[i].polled_ns);
+        } else {
+            printf("ok   synth:%s %s: caught %" PRIu64 ", polled %" PRId64
+                   " ns\n", trace, what, r->caught, r->polled_ns);
+        }
+        return true;
+    }
+    if (weight < 0 || weight == AIO_POLL_WEIGHT_DEFAULT) {
+        printf("FAIL synth:%s %s: no pinned figures (--print-pins)\n",
+               trace, what);
+        return false;
+    }
+    return true;
+}
+
+/* The trace format must carry a trace exactly */
+static bool check_round_trip(const Trace *tr)
+{
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&buf, &size);
+    Trace *back;
+    bool ok;
+
+    trace_write(f, tr);
+    fclose(f);
+    f = fmemopen(buf, size, "r");
+    back = trace_parse(f, tr->name);
+    fclose(f);
+    free(buf);
+    ok = back->n == tr->n && back->nh == tr->nh &&
+         back->events == tr->events &&
+         !memcmp(back->it, tr->it, tr->n * sizeof(Iter));
+    trace_free(back);
+    printf("%s %s: the trace format round-trips\n", ok ? "ok  " : "FAIL",
+           tr->name);
+    return ok;
+}
+
+static int run_check(bool print_pins)
+{
+    Params p = { .max_ns = DEFAULT_MAX_NS };
+    bool ok = true;
+    size_t i;
+    int w;
+
+    for (i = 0; i < ARRAY_SIZE(synth); i++) {
+        Trace *tr = trace_synth(synth[i].name);
+        Policy oracle = { POLICY_ORACLE }, unpatched = { POLICY_UNPATCHED };
+        Frontier f;
+        Result r;
+
+        frontier_init(&f, tr, &p);
+        ok &= check_round_trip(tr);
+
+        r = replay(tr, &p, &oracle);
+        ok &= r.caught == f.catchable && r.polled_ns == f.sum[r.caught];
+        ok &= check_pin(synth[i].name, PIN_ORACLE, &r);
+        if (print_pins) {
+            printf("    { \"%s\", PIN_ORACLE, %" PRIu64 ", %" PRId64 " },\n",
+                   synth[i].name, r.caught, r.polled_ns);
+        }
+        r = replay(tr, &p, &unpatched);
+        ok &= check_pin(synth[i].name, PIN_UNPATCHED, &r);
+        if (print_pins) {
+            printf("    { \"%s\", PIN_UNPATCHED, %" PRIu64 ", %" PRId64
+                   " },\n", synth[i].name, r.caught, r.polled_ns);
+        }
+
+        /* Every weight, each also checked against aio_adjust_polling_time() */
+        for (w = 1; w <= 6; w++) {
+            Policy series = { POLICY_SERIES, w };
+
+            r = replay(tr, &p, &series);
+            /* No policy beats the frontier */
+            if (r.caught > f.catchable || r.polled_ns < f.sum[r.caught]) {
+                printf("FAIL %s w=%d beats the oracle\n", tr->name, w);
+                ok = false;
+            }
+            ok &= check_pin(synth[i].name, w, &r);
+            if (print_pins && w == 3) {
+                printf("    { \"%s\", 3, %" PRIu64 ", %" PRId64 " },\n",
+                       synth[i].name, r.caught, r.polled_ns);
+            }
+        }
+        g_free(f.sum);
+        trace_free(tr);
+    }
+    printf("%s\n", ok ? "all checks passed" : "some checks FAILED");
+    return ok ? 0 : 1;
+}
+
+/* --model-check */
+
+/*
+ * A recording of a real run of unpatched QEMU 10.2.2, to check the model
+ * of its policy against: the calls of adjust_polling_time() of one
+ * AioContext and the poll_grow and poll_shrink events that they emitted,
+ * in order.  Text, one record per line:
+ *
+ *     params <poll-max-ns> <poll-grow> <poll-shrink>
+ *     adjust <handler_id> <block_ns> <the handler's poll.ns before>
+ *     grow <old> <new>
+ *     shrink <old> <new>
+ *
+ * 'params' comes first; a 'grow' or 'shrink' line belongs to the 'adjust'
+ * line before it.  Empty lines and lines that start with '#' are ignored.
+ * 10.2.2 has no trace event for the calls: the harness adds one to the
+ * unpatched tree to record them.
+ */
+
+static const char *const step_name[] = {
+    [UNPATCHED_KEEP] = "no event",
+    [UNPATCHED_SHRINK] = "shrink",
+    [UNPATCHED_GROW] = "grow",
+};
+
+/*
+ * Split a line of the recording into its first word and up to 3
+ * non-negative numbers; returns how many numbers, or -1
+ */
+static int split_record(char *line, const char **word, int64_t *num)
+{
+    char *save, *tok;
+    int n = 0;
+
+    *word = strtok_r(line, " \t\r\n", &save);
+    while ((tok = strtok_r(NULL, " \t\r\n", &save))) {
+        if (n == 3 || qemu_strtoi64(tok, NULL, 10, &num[n]) || num[n] < 0) {
+            return -1;
+        }
+        n++;
+    }
+    return n;
+}
+
+/*
+ * Feed the model the recorded calls, each handler starting at 0 ns, and
+ * compare its handlers' polling times and its grow and shrink events with
+ * the recording.  Returns 0 if they all match, 1 at the first mismatch.
+ */
+static int run_model_check(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    Params p = { 0 };
+    int64_t ns[MAX_HANDLERS] = { 0 };
+    UnpatchedStep want = UNPATCHED_KEEP;
+    int64_t want_old = 0, want_new = 0;
+    unsigned lineno = 0, want_line = 0;
+    uint64_t calls = 0, events[3] = { 0 };
+    bool have_params = false;
+    char *line = NULL;
+    size_t size = 0;
+    int nh = 0;
+
+    if (!f) {
+        fail("%s: %s", path, strerror(errno));
+    }
+    while (getline(&line, &size, f) >= 0) {
+        char *q = line + strspn(line, " \t");
+        const char *word;
+        int64_t num[3];
+        int n;
+
+        lineno++;
+        if (*q == '#' || *q == '\n' || *q == '\r' || *q == '\0') {
+            continue;
+        }
+        n = split_record(q, &word, num);
+        if (n == 3 && !strcmp(word, "params") && !have_params &&
+            num[0] <= INT64_MAX / 4) {
+            p = (Params) { .max_ns = num[0], .grow = num[1],
+                           .shrink = num[2] };
+            have_params = true;
+        } else if (n == 3 && !strcmp(word, "adjust") && have_params &&
+                   num[0] < MAX_HANDLERS) {
+            int h = num[0];
+
+            if (want != UNPATCHED_KEEP) {
+                printf("FAIL %s:%u: the model emits %s %" PRId64 " -> %"
+                       PRId64 " here, the recording nothing\n", path,
+                       want_line, step_name[want], want_old, want_new);
+                goto mismatch;
+            }
+            if (ns[h] != num[2]) {
+                printf("FAIL %s:%u: handler %d polls for %" PRId64 " ns "
+                       "in the model, %" PRId64 " ns in the recording\n",
+                       path, lineno, h, ns[h], num[2]);
+                goto mismatch;
+            }
+            want_old = ns[h];
+            ns[h] = unpatched_adjust(ns[h], num[1], &p, &want);
+            want_new = ns[h];
+            want_line = lineno;
+            nh = MAX(nh, h + 1);
+            calls++;
+        } else if (n == 2 && calls && (!strcmp(word, "grow") ||
+                                       !strcmp(word, "shrink"))) {
+            UnpatchedStep got = word[0] == 'g' ? UNPATCHED_GROW
+                                               : UNPATCHED_SHRINK;
+
+            if (got != want || num[0] != want_old || num[1] != want_new) {
+                printf("FAIL %s:%u: the recording has %s %" PRId64 " -> %"
+                       PRId64 ", the model %s", path, lineno, word, num[0],
+                       num[1], step_name[want]);
+                if (want != UNPATCHED_KEEP) {
+                    printf(" %" PRId64 " -> %" PRId64, want_old, want_new);
+                }
+                printf("\n");
+                goto mismatch;
+            }
+            events[got]++;
+            want = UNPATCHED_KEEP;
+        } else {
+            fail("%s:%u: expected 'params MAX GROW SHRINK' first, then "
+                 "'adjust HANDLER BLOCK_NS NS', 'grow OLD NEW' or "
+                 "'shrink OLD NEW'", path, lineno);
+        }
+    }
+    if (ferror(f)) {
+        fail("%s: read error", path);
+    }
+    if (want != UNPATCHED_KEEP) {
+        printf("FAIL %s:%u: the model emits %s %" PRId64 " -> %" PRId64
+               " here, the recording nothing\n", path, want_line,
+               step_name[want], want_old, want_new);
+        goto mismatch;
+    }
+    if (!calls) {
+        fail("%s: no 'adjust' lines", path);
+    }
+    printf("ok   %s: the model of 10.2.2 reproduces all %" PRIu64 " grow "
+           "and %" PRIu64 " shrink events of %" PRIu64 " calls for %d "
+           "handler(s) (poll-max-ns %" PRId64 ", poll-grow %" PRId64
+           ", poll-shrink %" PRId64 ")\n", path, events[UNPATCHED_GROW],
+           events[UNPATCHED_SHRINK], calls, nh, p.max_ns, p.grow, p.shrink);
+    free(line);
+    fclose(f);
+    return 0;
+
+mismatch:
+    printf("FAIL %s: %" PRIu64 " grow and %" PRIu64 " shrink events "
+           "matched before\n", path, events[UNPATCHED_GROW],
+           events[UNPATCHED_SHRINK]);
+    free(line);
+    fclose(f);
+    return 1;
+}
+
+static void usage(FILE *f)
+{
+    size_t i;
+
+    fprintf(f,
+"Usage: aio-poll-replay [OPTIONS] [TRACE...]\n"
+"Replay aio_poll() event traces through the adaptive polling policies.\n"
+"\n"
+"TRACE is a file in the trace format ('<time_ns> <handler_id>' per line)\n"
+"or synth:NAME; without any, all of the synthetic traces but 'steady'.\n"
+"\n"
+"  --max-ns N       poll-max-ns (default %d)\n"
+"  --grow N         poll-grow (default 0: 2)\n"
+"  --shrink N       poll-shrink (default 0: 2 in the series, reset to 0\n"
+"                   in 10.2.2)\n"
+"  --weights LIST   poll-weight values, comma separated (default 1,...,6)\n"
+"  --csv FILE       write the results as CSV\n"
+"  --frontier FILE  write the oracle's frontier as CSV\n"
+"  --report FILE    write the markdown report to FILE, not stdout\n"
+"  --gen NAME       write synthetic trace NAME to stdout and exit\n"
+"  --check          check the pinned figures and exit\n"
+"  --print-pins     with --check, print the current figures as pins\n"
+"  --model-check FILE\n"
+"                   check the model of 10.2.2 against FILE, a recording of\n"
+"                   the adjust_polling_time() calls of a real 10.2.2 run\n"
+"                   and of the grow and shrink events that they emitted,\n"
+"                   and exit (may be given more than once)\n"
+"  --dump N         print the first N iterations of each replay to stderr\n"
+"  --priced         replay with priced wakeups: one CSV row per trace and\n"
+"                   policy (to --csv FILE or stdout), with the references\n"
+"                   never-poll, poll-to-max, best-fixed and optimum\n"
+"  --wakeup-cpu NS  CPU time of one blocking wakeup (default %d)\n"
+"  --wakeup-latency NS\n"
+"                   latency of one blocking wakeup (default %d)\n"
+"\n"
+"Synthetic traces:\n", DEFAULT_MAX_NS, DEFAULT_WAKEUP_CPU_NS,
+            DEFAULT_WAKEUP_LATENCY_NS);
+    for (i = 0; i < ARRAY_SIZE(synth); i++) {
+        fprintf(f, "  %-8s %s\n", synth[i].name, synth[i].help);
+    }
+}
+
+static int64_t parse_num(const char *opt, const char *arg)
+{
+    int64_t v;
+
+    if (qemu_strtoi64(arg, NULL, 10, &v) || v < 0) {
+        fail("%s: '%s' is not a non-negative integer", opt, arg);
+    }
+    return v;
+}
+
+static FILE *open_out(const char *path)
+{
+    FILE *f = fopen(path, "w");
+
+    if (!f) {
+        fail("%s: %s", path, strerror(errno));
+    }
+    return f;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "max-ns", required_argument, NULL, 'm' },
+        { "grow", required_argument, NULL, 'g' },
+        { "shrink", required_argument, NULL, 's' },
+        { "weights", required_argument, NULL, 'w' },
+        { "csv", required_argument, NULL, 'c' },
+        { "frontier", required_argument, NULL, 'f' },
+        { "report", required_argument, NULL, 'r' },
+        { "gen", required_argument, NULL, 'G' },
+        { "check", no_argument, NULL, 'C' },
+        { "print-pins", no_argument, NULL, 'P' },
+        { "model-check", required_argument, NULL, 'M' },
+        { "dump", required_argument, NULL, 'd' },
+        { "priced", no_argument, NULL, 'p' },
+        { "wakeup-cpu", required_argument, NULL, 'W' },
+        { "wakeup-latency", required_argument, NULL, 'L' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    Params p = { .max_ns = DEFAULT_MAX_NS };
+    Policy pols[2 + AIO_POLL_WEIGHT_MAX + 1];
+    int npol = 0, ntr = 0, i, j, c;
+    const char *csv = NULL, *frontier = NULL, *report = NULL;
+    const char *weights = "1,2,3,4,5,6";
+    bool check = false, print_pins = false, priced = false;
+    Price price = { .cpu_ns = DEFAULT_WAKEUP_CPU_NS,
+                    .lat_ns = DEFAULT_WAKEUP_LATENCY_NS };
+    g_autofree const char **model_checks = g_new0(const char *, argc);
+    int nmodel_checks = 0;
+    TraceReport *tres;
+    FILE *out;
+
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'm':
+            p.max_ns = parse_num("--max-ns", optarg);
+            if (p.max_ns > INT64_MAX / 4) {
+                fail("--max-ns: %s is too large", optarg);
+            }
+            break;
+        case 'g':
+            p.grow = parse_num("--grow", optarg);
+            break;
+        case 's':
+            p.shrink = parse_num("--shrink", optarg);
+            break;
+        case 'w':
+            weights = optarg;
+            break;
+        case 'c':
+            csv = optarg;
+            break;
+        case 'f':
+            frontier = optarg;
+            break;
+        case 'r':
+            report = optarg;
+            break;
+        case 'G': {
+            Trace *tr = trace_synth(optarg);
+
+            trace_write(stdout, tr);
+            trace_free(tr);
+            return 0;
+        }
+        case 'C':
+            check = true;
+            break;
+        case 'P':
+            print_pins = true;
+            break;
+        case 'M':
+            model_checks[nmodel_checks++] = optarg;
+            break;
+        case 'd':
+            dump_iters = parse_num("--dump", optarg);
+            break;
+        case 'p':
+            priced = true;
+            break;
+        case 'W':
+            price.cpu_ns = parse_num("--wakeup-cpu", optarg);
+            break;
+        case 'L':
+            price.lat_ns = parse_num("--wakeup-latency", optarg);
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (check) {
+        return run_check(print_pins);
+    }
+    if (nmodel_checks) {
+        int ret = 0;
+
+        for (i = 0; i < nmodel_checks; i++) {
+            ret |= run_model_check(model_checks[i]);
+        }
+        return ret;
+    }
+
+    pols[npol++] = (Policy) { POLICY_ORACLE };
+    pols[npol++] = (Policy) { POLICY_UNPATCHED };
+    {
+        g_auto(GStrv) ws = g_strsplit(weights, ",", -1);
+
+        for (i = 0; ws[i]; i++) {
+            int64_t w = parse_num("--weights", ws[i]);
+
+            if (w > AIO_POLL_WEIGHT_MAX || npol == ARRAY_SIZE(pols)) {
+                fail("--weights: at most %d values in 0..%d",
+                     AIO_POLL_WEIGHT_MAX + 1, AIO_POLL_WEIGHT_MAX);
+            }
+            pols[npol++] = (Policy) { POLICY_SERIES, w };
+        }
+    }
+
+    tres = g_new0(TraceReport, MAX(argc - optind, (int)ARRAY_SIZE(synth)));
+    if (optind == argc) {
+        for (i = 0; i < ARRAY_SIZE(synth); i++) {
+            if (synth[i].in_default_set) {
+                tres[ntr++].tr = trace_synth(synth[i].name);
+            }
+        }
+    }
+    for (i = optind; i < argc; i++) {
+        tres[ntr++].tr = trace_open(argv[i]);
+    }
+
+    if (priced) {
+        g_autofree Trace **trs = g_new(Trace *, ntr);
+
+        for (i = 0; i < ntr; i++) {
+            trs[i] = tres[i].tr;
+        }
+        out = csv ? open_out(csv) : stdout;
+        run_priced(out, trs, ntr, &p, pols, npol, &price);
+        if (csv) {
+            fclose(out);
+        }
+        for (i = 0; i < ntr; i++) {
+            trace_free(tres[i].tr);
+        }
+        g_free(tres);
+        return 0;
+    }
+    for (i = 0; i < ntr; i++) {
+        if (tres[i].tr->complete) {
+            fail("%s: a complete trace: replay it with --priced",
+                 tres[i].tr->name);
+        }
+    }
+
+    for (i = 0; i < ntr; i++) {
+        frontier_init(&tres[i].f, tres[i].tr, &p);
+        tres[i].res = g_new(Result, npol);
+        for (j = 0; j < npol; j++) {
+            tres[i].res[j] = replay(tres[i].tr, &p, &pols[j]);
+        }
+    }
+
+    out = report ? open_out(report) : stdout;
+    report_md(out, tres, ntr, pols, npol, &p);
+    if (report) {
+        fclose(out);
+    }
+    if (csv) {
+        out = open_out(csv);
+        report_csv(out, tres, ntr, pols, npol, &p);
+        fclose(out);
+    }
+    if (frontier) {
+        out = open_out(frontier);
+        report_frontier(out, tres, ntr);
+        fclose(out);
+    }
+
+    for (i = 0; i < ntr; i++) {
+        g_free(tres[i].f.sum);
+        g_free(tres[i].res);
+        trace_free(tres[i].tr);
+    }
+    g_free(tres);
+    return 0;
+}

@@ -1,0 +1,144 @@
+#!/usr/bin/python3
+"""Turn an iteration-trace log into a complete trace and measured figures.
+
+Usage: complete.py LOG --out TRACE.gz [--window T0 T1] [--ios N]
+                   [--sleep-ns NS] [--json FILE] [--header TEXT]...
+
+LOG holds the aio_poll_ready and aio_poll_iter lines that a build with
+harness/replay/iter_trace.py writes (--trace enable=aio_poll_*,file=LOG).
+The AioContext with the most blocking iterations is taken (the IOThread's);
+with --window (CLOCK_MONOTONIC seconds, e.g. fio's I/O window as the
+benchmark runner measured it) only the iterations that started inside it.
+
+Each blocking iteration becomes one line of the complete trace that
+aio-poll-replay --priced reads:
+
+    i <wait_ns> <end> <woken> <handlers>
+
+  end       p: a polled handler was ready (polling could catch it);
+            f: only fds without io_poll() (a socket); t: nothing (a timer)
+  woken     1 if the wait slept: polling did not catch the event and the fd
+            wait took longer than --sleep-ns
+  wait_ns   from the start of aio_poll() to the event: to the end of the
+            fd wait if it slept, else to the end of polling
+  handlers  the polled handlers that were ready, as ids in order of first
+            appearance, comma separated; '-' for none
+
+Measured over the same iterations (--json, and printed): iterations,
+polling_ns (time from aio_poll()'s start to the end of try_poll_mode()),
+caught (polling found the event), slept (woken above).
+"""
+
+import argparse
+import gzip
+import json
+import re
+import sys
+
+READY = re.compile(r"aio_poll_ready ctx (\S+) node (\S+) polled (\d)")
+ITER = re.compile(r"aio_poll_iter ctx (\S+) blocking (\d) t0 (\d+) "
+                  r"t_poll (\d+) t_wait (\d+) caught (\d) bh (\d) timers (\d)")
+
+
+def parse(path):
+    """{ctx: [(t0, t_poll, t_wait, caught, [(node, polled)])]} of the
+    blocking iterations"""
+    per_ctx, ready = {}, {}
+    with open(path, errors="replace") as f:
+        for line in f:
+            m = READY.search(line)
+            if m:
+                ready.setdefault(m.group(1), []).append(
+                    (m.group(2), m.group(3) == "1"))
+                continue
+            m = ITER.search(line)
+            if not m:
+                continue
+            ctx = m.group(1)
+            nodes = ready.pop(ctx, [])
+            if m.group(2) != "1":
+                continue
+            per_ctx.setdefault(ctx, []).append(
+                (int(m.group(3)), int(m.group(4)), int(m.group(5)),
+                 m.group(6) == "1", nodes))
+    return per_ctx
+
+
+def complete(iters, window, sleep_ns):
+    ids = {}
+    lines = []
+    meas = {"iterations": 0, "polling_ns": 0, "caught": 0, "slept": 0,
+            "ends": {"p": 0, "f": 0, "t": 0}}
+    for t0, t_poll, t_wait, caught, nodes in iters:
+        if window and not window[0] <= t0 / 1e9 < window[1]:
+            continue
+        polled = sorted({ids.setdefault(n, len(ids)) for n, p in nodes if p})
+        if polled and max(polled) >= 64:
+            sys.exit("complete.py: more than 64 polled handlers")
+        end = "p" if polled else "f" if nodes else "t"
+        slept = not caught and t_wait - t_poll > sleep_ns
+        wait = (t_wait if slept else t_poll) - t0
+        lines.append("i %d %s %d %s\n" % (
+            wait, end, slept, ",".join(map(str, polled)) or "-"))
+        meas["iterations"] += 1
+        meas["polling_ns"] += t_poll - t0
+        meas["caught"] += caught
+        meas["slept"] += slept
+        meas["ends"][end] += 1
+    meas["handlers"] = len(ids)
+    return lines, meas
+
+
+def main():
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("\n", 2)[2])
+    ap.add_argument("log")
+    ap.add_argument("--out", help="complete trace (gzip if it ends in .gz)")
+    ap.add_argument("--json", help="write the measured figures here")
+    ap.add_argument("--window", nargs=2, type=float, metavar=("T0", "T1"))
+    ap.add_argument("--ios", type=int, default=0,
+                    help="the I/Os of the window, for the trace's header")
+    ap.add_argument("--sleep-ns", type=int, default=4000,
+                    help="an fd wait longer than this slept (default 4000)")
+    ap.add_argument("--header", action="append", default=[])
+    a = ap.parse_args()
+
+    per_ctx = parse(a.log)
+    if not per_ctx:
+        sys.exit("complete.py: no aio_poll_iter lines in %s (a build "
+                 "without harness/replay/iter_trace.py?)" % a.log)
+    ctx, iters = max(per_ctx.items(), key=lambda kv: len(kv[1]))
+    lines, meas = complete(iters, a.window, a.sleep_ns)
+    if not lines:
+        sys.exit("complete.py: no iteration of %s in the window" % ctx)
+    meas["ios"] = a.ios
+    meas["ctx"] = ctx
+    if a.out:
+        opener = gzip.open if a.out.endswith(".gz") else open
+        with opener(a.out, "wt") as f:
+            f.write("# aio-poll-replay complete trace: "
+                    "i <wait_ns> <end> <woken> <handlers>\n")
+            for h in a.header:
+                f.write("# %s\n" % h)
+            f.write("# from %d blocking iterations of AioContext %s%s; "
+                    "sleep threshold %d ns\n" % (
+                        len(lines), ctx,
+                        " in %.3f..%.3f s" % tuple(a.window) if a.window
+                        else "", a.sleep_ns))
+            f.write("# ios %d\n" % a.ios)
+            f.writelines(lines)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(meas, f, indent=1, sort_keys=True)
+            f.write("\n")
+    print("complete.py: %s: %d iterations (p %d, f %d, t %d), %d handlers, "
+          "polling %.3f ms, caught %d, slept %d" % (
+              a.out or a.log, meas["iterations"], meas["ends"]["p"],
+              meas["ends"]["f"], meas["ends"]["t"], meas["handlers"],
+              meas["polling_ns"] / 1e6, meas["caught"], meas["slept"]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,237 @@
+#!/usr/bin/python3
+"""Complete traces, the priced replay and its validation against real runs.
+
+  evidence.py convert BENCH_DIR --traces DIR
+      For every run of a benchmark output folder that ran with --iter-trace
+      (./apw bench --iter-trace), turn the run's iteration trace, over
+      fio's I/O window, into a complete trace and the measured figures
+      (complete.py).  Writes DIR/<venue>-<workload>-<variant>-r<N>.trace.gz
+      and DIR/measured.csv (one row per run: polling time, blocking wakeups
+      as the IOThread's voluntary context switches, I/Os).
+
+  evidence.py validate --traces DIR --replay TOOL --out DIR2
+              [--wakeup-cpu NS --wakeup-latency NS] [--max-error 0.10]
+      Replays every floor trace (poll-max-ns=0: arrivals the policy did not
+      shape) through each policy with aio-poll-replay --priced, and compares
+      the predicted polling time per I/O and blocking wakeups per I/O with
+      what the real run of that policy measured on the same venue, workload
+      and round.  Writes DIR2/replay-validation.csv (trace, policy, metric,
+      predicted, measured, error), DIR2/replay-priced.csv (every policy and
+      reference on every floor trace) and DIR2/validation.md.  Exits 1 if
+      an error is over --max-error and --check is given.
+
+Policies and the variants of their real runs: unpatched = 10.2.2's policy
+(variant 'unpatched'), series-wN = the series at poll-weight N ('wN'),
+never-poll = the floor itself ('floor').
+"""
+
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+COMPLETE = os.path.join(HERE, "complete.py")
+
+# policy name in aio-poll-replay --priced -> benchmark variant of its run
+POLICY_VARIANT = {"never-poll": "floor", "unpatched": "unpatched",
+                  "series-w1": "w1", "series-w2": "w2", "series-w3": "w3",
+                  "series-w4": "w4"}
+MEASURED_FIELDS = ["venue", "workload", "variant", "round", "ios",
+                   "iterations", "polling_ns", "polling_overhead_ns",
+                   "caught", "slept", "vcsw", "iops", "lat_mean_us",
+                   "iothread_cpu_ms", "trace"]
+
+
+def trace_name(row):
+    return "%s-%s-%s-r%s" % (row["venue"], row["workload"], row["variant"],
+                             row["round"])
+
+
+def convert(a):
+    os.makedirs(a.traces, exist_ok=True)
+    rows = []
+    with open(os.path.join(a.bench, "samples.csv")) as f:
+        for row in csv.DictReader(f):
+            if row["status"] != "ok" or int(row["round"]) < 1:
+                continue
+            log = os.path.join(a.bench, "raw", "%s-r%s-%s-a%s" % (
+                row["venue"], row["round"], row["variant"], row["attempt"]),
+                "iter-trace.log")
+            if not os.path.exists(log):
+                sys.exit("evidence.py: no %s (run the benchmark with "
+                         "--iter-trace)" % log)
+            name = trace_name(row)
+            out = os.path.join(a.traces, name + ".trace.gz")
+            js = os.path.join(a.traces, name + ".json")
+            subprocess.run(
+                [sys.executable, COMPLETE, log, "--out", out, "--json", js,
+                 "--window", row["window_t0"], row["window_t1"],
+                 "--ios", row["ios"], "--sleep-ns", str(a.sleep_ns),
+                 "--header", "%s %s, variant %s (%s), round %s: %s IOPS, "
+                 "mean latency %s us" % (row["venue"], row["workload"],
+                                         row["variant"], row["props"] or
+                                         "defaults", row["round"],
+                                         row["iops"], row["lat_mean_us"])],
+                check=True)
+            with open(js) as f:
+                m = json.load(f)
+            os.unlink(js)
+            rows.append({
+                "venue": row["venue"], "workload": row["workload"],
+                "variant": row["variant"], "round": row["round"],
+                "ios": row["ios"], "iterations": m["iterations"],
+                "polling_ns": m["polling_ns"], "polling_overhead_ns": 0,
+                "caught": m["caught"], "slept": m["slept"],
+                "vcsw": int(float(row["iothread_vcsw"])),
+                "iops": row["iops"], "lat_mean_us": row["lat_mean_us"],
+                "iothread_cpu_ms": row["iothread_cpu_ms"],
+                "trace": name + ".trace.gz"})
+    # try_poll_mode() and the code before it take time even when nothing
+    # is polled: the floor's time per iteration there is that overhead,
+    # and is taken off every run's polling time of the same venue and
+    # workload
+    floor = {}
+    for r in rows:
+        if r["variant"] == "floor":
+            floor.setdefault((r["venue"], r["workload"]), []).append(
+                r["polling_ns"] / r["iterations"])
+    for r in rows:
+        f = floor.get((r["venue"], r["workload"]))
+        if f:
+            r["polling_overhead_ns"] = int(sum(f) / len(f) * r["iterations"])
+    with open(os.path.join(a.traces, "measured.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=MEASURED_FIELDS)
+        w.writeheader()
+        w.writerows(rows)
+    print("evidence.py: %d runs converted into %s" % (len(rows), a.traces))
+
+
+def replay(a, traces):
+    out = subprocess.run(
+        [a.replay, "--priced", "--weights", "1,2,3,4", "--wakeup-cpu",
+         str(a.wakeup_cpu), "--wakeup-latency", str(a.wakeup_latency)]
+        + traces, cwd=a.traces, check=True, capture_output=True, text=True)
+    return list(csv.DictReader(out.stdout.splitlines()))
+
+
+def rel_error(pred, meas):
+    if meas == 0:
+        return 0.0 if pred == 0 else float("inf")
+    return (pred - meas) / meas
+
+
+def validate(a):
+    with open(os.path.join(a.traces, "measured.csv")) as f:
+        measured = list(csv.DictReader(f))
+    runs = {(r["venue"], r["workload"], r["variant"], r["round"]): r
+            for r in measured}
+    floors = [r for r in measured if r["variant"] == "floor"]
+    if not floors:
+        sys.exit("evidence.py: no floor runs in %s" % a.traces)
+    priced = replay(a, [r["trace"] for r in floors])
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, "replay-priced.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["trace", "policy", "wakeup_cost_ns", "polling_ns",
+                    "wakeups", "cpu_ns", "added_latency_ns",
+                    "optimum_cpu_ns", "wakeup_latency_ns", "ios",
+                    "fixed_poll_ns"])
+        for p in priced:
+            pol = {"unpatched": "unpatched", "series-w3": "series"}.get(
+                p["policy"], p["policy"])
+            w.writerow([p["trace"].replace(".trace.gz", ""), pol,
+                        p["wakeup_cost_ns"], p["polling_ns"], p["wakeups"],
+                        p["cpu_ns"], p["added_latency_ns"],
+                        p["optimum_cpu_ns"], p["wakeup_latency_ns"],
+                        p["ios"], p["fixed_poll_ns"]])
+    by_floor = {}
+    for r in floors:
+        by_floor[r["trace"]] = r
+    vrows, worst = [], 0.0
+    for p in priced:
+        variant = POLICY_VARIANT.get(p["policy"])
+        if not variant:
+            continue
+        fl = by_floor[p["trace"]]
+        run = runs.get((fl["venue"], fl["workload"], variant, fl["round"]))
+        if not run:
+            continue
+        fios, rios = int(fl["ios"]), int(run["ios"])
+        pairs = [
+            ("polling_ns_per_io", int(p["polling_ns"]) / fios,
+             (int(run["polling_ns"]) - int(run["polling_overhead_ns"]))
+             / rios),
+            ("wakeups_per_io", int(p["wakeups"]) / fios,
+             int(run["vcsw"]) / rios),
+        ]
+        for metric, pred, meas in pairs:
+            err = rel_error(pred, meas)
+            # Polling of under 50 ns per I/O is below what the trace can
+            # tell from try_poll_mode()'s own overhead: not judged.
+            judged = not (metric == "polling_ns_per_io" and
+                          max(pred, meas) < 50)
+            if judged:
+                worst = max(worst, abs(err))
+            vrows.append({"trace": "%s-%s-r%s" % (fl["venue"], fl["workload"],
+                                                  fl["round"]),
+                          "policy": p["policy"], "metric": metric,
+                          "predicted": round(pred, 4),
+                          "measured": round(meas, 4),
+                          "error": round(err, 4) if err != float("inf")
+                          else "inf", "judged": int(judged)})
+    with open(os.path.join(a.out, "replay-validation.csv"), "w",
+              newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["trace", "policy", "metric",
+                                          "predicted", "measured", "error",
+                                          "judged"])
+        w.writeheader()
+        w.writerows(vrows)
+    with open(os.path.join(a.out, "validation.md"), "w") as f:
+        f.write("| trace | policy | metric | predicted | measured | error |\n"
+                "|---|---|---|--:|--:|--:|\n")
+        for r in vrows:
+            e = r["error"]
+            f.write("| %s | %s | %s | %s | %s | %s%s |\n" % (
+                r["trace"], r["policy"], r["metric"], r["predicted"],
+                r["measured"], "%+.1f%%" % (100 * e) if e != "inf" else e,
+                "" if r["judged"] else " (not judged)"))
+    print("evidence.py: %d comparisons, largest judged error %.1f%%; "
+          "wrote %s" % (len(vrows), 100 * worst, a.out))
+    if a.check and worst > a.max_error:
+        print("evidence.py: FAIL: an error is over %.0f%%" %
+              (100 * a.max_error))
+        return 1
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("\n", 2)[2])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("convert")
+    c.add_argument("bench")
+    c.add_argument("--traces", required=True)
+    c.add_argument("--sleep-ns", type=int, default=4000)
+    v = sub.add_parser("validate")
+    v.add_argument("--traces", required=True)
+    v.add_argument("--replay", required=True)
+    v.add_argument("--out", required=True)
+    v.add_argument("--wakeup-cpu", type=int, default=2000)
+    v.add_argument("--wakeup-latency", type=int, default=2000)
+    v.add_argument("--max-error", type=float, default=0.10)
+    v.add_argument("--check", action="store_true")
+    a = ap.parse_args()
+    if a.cmd == "convert":
+        convert(a)
+        return 0
+    a.replay = os.path.abspath(a.replay)
+    return validate(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
