@@ -28,9 +28,9 @@ import sys
 
 EDITS = [
     # (file, anchor line, text to insert, before or after the anchor)
-    ("util/aio-posix.c", "    qemu_lockcnt_inc(&ctx->list_lock);\n\n    if (",
+    ("util/aio-posix.c", "qemu_get_aio_context() : ctx));\n\n",
      "    int64_t apw_t0 = get_clock(), apw_t1, apw_t2;\n"
-     "    bool apw_caught, apw_bh, apw_timers;\n", "before"),
+     "    bool apw_caught, apw_bh, apw_timers;\n\n", "after"),
     ("util/aio-posix.c", "    assert(!(timeout && progress));\n",
      "    apw_t1 = get_clock();\n    apw_caught = progress;\n", "after"),
     ("util/aio-posix.c", "    aio_notify_accept(ctx);\n",
