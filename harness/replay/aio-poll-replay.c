@@ -146,6 +146,7 @@ typedef enum {
     POLICY_ORACLE,
     POLICY_UNPATCHED,
     POLICY_SERIES,
+    POLICY_COST,        /* --priced only: a candidate, see cost_adjust() */
 } PolicyKind;
 
 typedef struct {
@@ -594,6 +595,110 @@ static void fake_io_poll_ready(EventNotifier *e)
     g_assert_not_reached();
 }
 
+/*
+ * POLICY_COST, a candidate policy (not in the series): it learns how long
+ * the waits of the AioContext last and polls for the time that minimises
+ * the expected CPU of the next wait, polling plus a priced wakeup.
+ *
+ * The waits are counted in COST_BINS bins by length, with edges at
+ * poll-max-ns >> (COST_BINS - 1 - j), plus one bin for waits past
+ * poll-max-ns, separately for waits that polled handlers ended (polling
+ * can catch them) and for the others (fds that polling cannot see,
+ * timers).  Each wait adds to its bin with a weight that grows by
+ * 1/2^poll-weight per wait, which is the same as decaying all the others
+ * by that much: the weight sets how fast the counts follow new waits.
+ *
+ * The expected CPU of polling for T = edge j is, with C the price of a
+ * wakeup:
+ *   polled waits in bins <= j: their length (caught)
+ *   other waits in bins <= j:  T (polling does not end them; no wakeup)
+ *   all waits in bins > j:     T + C
+ * and of T = 0, C per wait.  The policy polls for the cheapest T, and
+ * looks at no handler, so its cost per iteration does not grow with the
+ * number of polled handlers.
+ */
+#define COST_BINS 8
+#define COST_ONE (UINT64_C(1) << 16)
+
+typedef struct {
+    uint64_t inc;                       /* current weight of one wait */
+    uint64_t n_polled[COST_BINS + 1];
+    uint64_t n_other[COST_BINS + 1];
+    uint64_t sum_polled[COST_BINS + 1]; /* weighted lengths, in ns */
+} CostState;
+
+static int cost_bin(int64_t a, int64_t max_ns)
+{
+    int j;
+
+    for (j = 0; j < COST_BINS; j++) {
+        if (a <= max_ns >> (COST_BINS - 1 - j)) {
+            return j;
+        }
+    }
+    return COST_BINS;
+}
+
+static void cost_rescale(CostState *c, int shift)
+{
+    int j;
+
+    c->inc >>= shift;
+    for (j = 0; j <= COST_BINS; j++) {
+        c->n_polled[j] >>= shift;
+        c->n_other[j] >>= shift;
+        c->sum_polled[j] >>= shift;
+    }
+}
+
+/* Count one wait of @block_ns; @polled if polled handlers ended it */
+static void cost_add(CostState *c, int64_t block_ns, bool polled,
+                     int64_t max_ns, int weight)
+{
+    int j = cost_bin(block_ns, max_ns);
+
+    if (!c->inc) {
+        c->inc = COST_ONE;
+    }
+    if (polled) {
+        c->n_polled[j] += c->inc;
+        c->sum_polled[j] += (uint64_t)MIN(block_ns, max_ns) * (c->inc >> 8);
+    } else {
+        c->n_other[j] += c->inc;
+    }
+    c->inc += c->inc >> weight ? c->inc >> weight : 1;
+    if (c->inc > (UINT64_C(1) << 30)) {
+        cost_rescale(c, 14);
+    }
+}
+
+/* The polling time that minimises the expected CPU of a wait */
+static int64_t cost_poll_ns(const CostState *c, int64_t max_ns,
+                            int64_t wakeup_ns)
+{
+    uint64_t n_after = 0, best_cost, cost, caught = 0, other = 0;
+    int64_t best = 0, t;
+    int j;
+
+    for (j = 0; j <= COST_BINS; j++) {
+        n_after += c->n_polled[j] + c->n_other[j];
+    }
+    /* Costs in units of ns * COST_ONE / 256, as sum_polled */
+    best_cost = (n_after >> 8) * wakeup_ns;
+    for (j = 0; j < COST_BINS; j++) {
+        t = max_ns >> (COST_BINS - 1 - j);
+        caught += c->sum_polled[j];
+        other += c->n_other[j];
+        n_after -= c->n_polled[j] + c->n_other[j];
+        cost = caught + (other >> 8) * t + (n_after >> 8) * (t + wakeup_ns);
+        if (cost < best_cost) {
+            best_cost = cost;
+            best = t;
+        }
+    }
+    return best;
+}
+
 /* The state of one replay */
 typedef struct {
     const Params *p;
@@ -602,6 +707,10 @@ typedef struct {
     uint64_t in_list;               /* handlers in the poll list */
     int64_t ns[MAX_HANDLERS];       /* estimate or own polling time */
     int64_t poll_ns;                /* POLICY_SERIES: ctx->poll_ns */
+
+    /* POLICY_COST */
+    CostState cost;
+    int64_t wakeup_ns;
 
     /* POLICY_SERIES: the real aio_adjust_polling_time(), in lockstep */
     AioContext *ctx;
@@ -659,6 +768,7 @@ static int64_t sim_poll_ns(Sim *s)
 
     switch (s->pol.kind) {
     case POLICY_SERIES:
+    case POLICY_COST:
         return s->in_list ? s->poll_ns : 0;
     case POLICY_UNPATCHED:
         /* try_poll_mode() of 10.2.2 */
@@ -771,6 +881,11 @@ static void sim_adjust(Sim *s, uint64_t fired, int64_t block_ns, size_t iter)
                 s->ns[h] = unpatched_adjust(s->ns[h], block_ns, s->p, &step);
             }
         }
+        break;
+    case POLICY_COST:
+        cost_add(&s->cost, block_ns, fired != 0, s->p->max_ns,
+                 s->pol.weight ? s->pol.weight : AIO_POLL_WEIGHT_DEFAULT);
+        s->poll_ns = cost_poll_ns(&s->cost, s->p->max_ns, s->wakeup_ns);
         break;
     default:
         g_assert_not_reached();
@@ -923,6 +1038,7 @@ static Priced replay_priced(const Trace *tr, const Params *p,
     size_t i;
 
     sim_init(&s, p, pol, tr->nh);
+    s.wakeup_ns = pr->cpu_ns;
     for (i = 0; i < tr->n; i++) {
         const Iter *it = &tr->it[i];
         int64_t block_ns = priced_wait(it, pr, sim_poll_ns(&s), &r);
@@ -1033,6 +1149,14 @@ static void run_priced(FILE *out, Trace **trs, int ntr, const Params *p,
             name = pols[j].kind == POLICY_UNPATCHED ? g_strdup("unpatched")
                    : g_strdup_printf("series-w%d", pols[j].weight);
             priced_row(out, tr, name, &r, &opt, pr);
+            if (pols[j].kind == POLICY_SERIES) {
+                Policy cost = { POLICY_COST, pols[j].weight };
+
+                g_free(name);
+                r = replay_priced(tr, p, &cost, pr);
+                name = g_strdup_printf("cost-w%d", pols[j].weight);
+                priced_row(out, tr, name, &r, &opt, pr);
+            }
         }
         r = replay_fixed(tr, pr, 0);
         priced_row(out, tr, "never-poll", &r, &opt, pr);
@@ -1103,6 +1227,8 @@ static char *policy_name(const Policy *pol)
         return g_strdup("unpatched");
     case POLICY_SERIES:
         return g_strdup_printf("series w=%d", pol->weight);
+    case POLICY_COST:
+        return g_strdup_printf("cost w=%d", pol->weight);
     }
     g_assert_not_reached();
 }
