@@ -49,5 +49,7 @@ Each base has its series in patches/BASE and its folder work/BASE.
                       and the side-by-side table (OPTS go to bench)
   callgrind           instructions per aio_poll(), base against series
   replay              exact trace replay against an offline oracle
+  evidence [--save]   the price of a wakeup, complete traces of real runs,
+                      the priced replay and its validation against them
 HELP
 }

@@ -486,6 +486,37 @@ static void gen_onoff(GArray *ev)
     }
 }
 
+/*
+ * Adversarial for a threshold at poll-max-ns: gaps alternate between just
+ * below it (30 us) and just above it (36 us)
+ */
+static void gen_alternate(GArray *ev)
+{
+    int64_t t = 0;
+    int i;
+
+    for (i = 0; i < 20000; i++) {
+        t += i % 2 ? 36 * US : 30 * US;
+        add_event(ev, t, 0);
+    }
+}
+
+/*
+ * Adversarial for a learned distribution: the regime changes every 64
+ * events, between Poisson gaps 3 us apart on average and 60 us apart
+ */
+static void gen_regime(GArray *ev)
+{
+    Rng r = { 0x61696f2d72656769ULL };
+    int64_t t = 0;
+    int i;
+
+    for (i = 0; i < 20000; i++) {
+        t += rng_exp(&r, (i / 64) % 2 ? 60 * US : 3 * US);
+        add_event(ev, t, 0);
+    }
+}
+
 /* test_steady() of tests/unit/test-aio-poll-weight.c: 100 events 10 us apart */
 static void gen_steady(GArray *ev)
 {
@@ -510,6 +541,10 @@ static const struct {
     { "onoff", gen_onoff, true,
       "bursts of 1..3 ms (5 us apart) with 2..4 ms pauses, plus a handler "
       "every 400..1000 us" },
+    { "alternate", gen_alternate, false,
+      "gaps alternating 30 and 36 us, around poll-max-ns" },
+    { "regime", gen_regime, false,
+      "Poisson gaps, 3 us or 60 us apart on average, switching every 64" },
     { "steady", gen_steady, false,
       "100 events 10 us apart, test_steady() of test-aio-poll-weight" },
 };
@@ -1400,6 +1435,12 @@ static const struct {
     { "onoff", 3, 14983, 75618967 },
     { "steady", PIN_ORACLE, 100, 1000000 },
     { "steady", PIN_UNPATCHED, 97, 982000 },
+    { "alternate", PIN_ORACLE, 10000, 300000000 },
+    { "alternate", PIN_UNPATCHED, 0, 40000000 },
+    { "alternate", 3, 8750, 610640848 },
+    { "regime", PIN_ORACLE, 14210, 92791040 },
+    { "regime", PIN_UNPATCHED, 10107, 59331040 },
+    { "regime", 3, 10538, 184303821 },
 };
 
 static bool check_pin(const char *trace, int weight, const Result *r)
