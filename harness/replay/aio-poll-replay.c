@@ -124,6 +124,7 @@ typedef struct {
     uint64_t fired;     /* the handlers with an event, a bit each */
     IterEnd end;
     bool woken;         /* complete traces: the recorded wait slept */
+    bool pending;       /* complete traces: it did not, the event was there */
 } Iter;
 
 typedef struct {
@@ -243,6 +244,7 @@ static void parse_iter_line(const char *p, const char *name, unsigned lineno,
     it.gap = gap;
     it.end = end == 'p' ? END_POLLED : end == 'f' ? END_FD : END_TIMER;
     it.woken = woken;
+    it.pending = !woken;
     if (strcmp(hs, "-")) {
         g_auto(GStrv) ids = g_strsplit(hs, ",", -1);
         int i;
@@ -1010,6 +1012,9 @@ static int gap_cmp(const void *a, const void *b);
  *   timer,        a <= P:  polling stops at the timer: CPU a
  *   any,          a >  P:  CPU P + cpu_ns; latency lat_ns (not for timers)
  *
+ * except that an event of a complete trace whose recorded wait did not
+ * sleep was there when the wait began: it costs min(a, P) and no wakeup.
+ *
  * In a complete trace a recorded wait that slept ended lat_ns after its
  * event came, so a = wait - lat_ns there; otherwise a = wait.  block_ns, what
  * the policy sees, is a when the event is caught, P for a hidden fd event,
@@ -1058,6 +1063,9 @@ static int64_t priced_wait(const Iter *it, const Price *pr, int64_t poll_ns,
         return a;
     }
     r->polled_ns += poll_ns;
+    if (it->pending) {
+        return a;           /* there when the fd wait began */
+    }
     r->wakeups++;
     if (it->end != END_TIMER) {
         r->latency_ns += pr->lat_ns;

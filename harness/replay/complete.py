@@ -15,7 +15,9 @@ aio-poll-replay --priced reads:
 
     i <wait_ns> <end> <woken> <handlers>
 
-  end       p: a polled handler was ready (polling could catch it);
+  end       p: a polled handler was ready (polling could catch it), or
+            nothing was but bottom halves ran: aio_notify() woke the loop,
+            and polling catches that through the AioContext's notifier;
             f: only fds without io_poll() (a socket); t: nothing (a timer)
   woken     1 if the wait slept: polling did not catch the event and the fd
             wait took longer than --sleep-ns
@@ -41,7 +43,7 @@ ITER = re.compile(r"aio_poll_iter ctx (\S+) blocking (\d) t0 (\d+) "
 
 
 def parse(path):
-    """{ctx: [(t0, t_poll, t_wait, caught, [(node, polled)])]} of the
+    """{ctx: [(t0, t_poll, t_wait, caught, bh, [(node, polled)])]} of the
     blocking iterations"""
     per_ctx, ready = {}, {}
     with open(path, errors="replace") as f:
@@ -60,7 +62,7 @@ def parse(path):
                 continue
             per_ctx.setdefault(ctx, []).append(
                 (int(m.group(3)), int(m.group(4)), int(m.group(5)),
-                 m.group(6) == "1", nodes))
+                 m.group(6) == "1", m.group(7) == "1", nodes))
     return per_ctx
 
 
@@ -69,9 +71,11 @@ def complete(iters, window, sleep_ns):
     lines = []
     meas = {"iterations": 0, "polling_ns": 0, "caught": 0, "slept": 0,
             "ends": {"p": 0, "f": 0, "t": 0}}
-    for t0, t_poll, t_wait, caught, nodes in iters:
+    for t0, t_poll, t_wait, caught, bh, nodes in iters:
         if window and not window[0] <= t0 / 1e9 < window[1]:
             continue
+        if bh and not nodes:
+            nodes = [("notifier", True)]
         polled = sorted({ids.setdefault(n, len(ids)) for n, p in nodes if p})
         if polled and max(polled) >= 64:
             sys.exit("complete.py: more than 64 polled handlers")
