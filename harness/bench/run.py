@@ -478,9 +478,15 @@ class GuestBoot:
         by_name = find_thread_by_comm(self.proc.pid, "IO io1")
         try:
             r = qmp(self.qmp_path, [("query-iothreads", None)])[0][2]
+            # what the run had in effect: poll parameters, thread id
+            with open(os.path.join(self.rundir, "query-iothreads.json"),
+                      "w") as f:
+                json.dump(r, f, indent=1)
             by_qmp = next(t["thread-id"] for t in r["return"] if t["id"] == "io1")
         except (OSError, ValueError, KeyError, StopIteration,
-                qmpclient.QMPFailure):
+                qmpclient.QMPFailure) as e:
+            log("warning: QMP query-iothreads failed (%r); io1 found by "
+                "its thread name only" % e)
             by_qmp = None
         if by_name and by_qmp and by_name != by_qmp:
             raise RuntimeError("IOThread io1: thread 'IO io1' is %d, QMP says %d"
