@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """End-to-end: the poll-weight that QMP sets is the weight the policy uses.
 
-qemu-storage-daemon serves a raw file over NBD from iothread io1 (polling
-on: poll-max-ns 32768) with the poll_grow and poll_shrink trace events
+qemu-storage-daemon serves a raw file (Linux AIO, O_DIRECT) over NBD from
+iothread io1 (polling on: poll-max-ns 32768) with the poll_grow and poll_shrink trace events
 enabled (the log backend writes them to the daemon's stderr); fio reads
 at random through it, so that the IOThread's polling time keeps moving.
 Each of those events carries the weight that adjust_polling_time() read
@@ -105,9 +105,13 @@ def parse_args(argv):
 
 def run(args, tmp, state):
     check_fio(args.fio)
+    # Data, not holes: the NBD server answers reads of holes without
+    # reading the file, so no I/O would reach the IOThread's Linux AIO
+    # completion handler, the handler that polling watches.
     image = os.path.join(tmp, "disk.raw")
     with open(image, "wb") as f:
-        f.truncate(64 * 2**20)
+        for _ in range(32):
+            f.write(os.urandom(2**20))
     qmp_sock = os.path.join(tmp, "qmp.sock")
     nbd_sock = os.path.join(tmp, "nbd.sock")
     errlog = os.path.join(tmp, "qsd.log")
@@ -116,7 +120,7 @@ def run(args, tmp, state):
            "--object", f"iothread,id=io1,poll-max-ns=32768,"
                        f"poll-weight={args.start_weight}",
            "--blockdev", f"driver=file,node-name=file0,filename={image},"
-                         "aio=io_uring,cache.direct=on",
+                         "aio=native,cache.direct=on",
            "--blockdev", "driver=raw,node-name=disk0,file=file0",
            "--nbd-server", f"addr.type=unix,addr.path={nbd_sock}",
            "--export", "type=nbd,id=exp0,node-name=disk0,name=d0,"
@@ -145,7 +149,7 @@ def run(args, tmp, state):
         [args.fio, "--name=load", "--ioengine=nbd",
          f"--uri=nbd+unix:///d0?socket={nbd_sock}", "--rw=randread",
          "--bs=4k", "--iodepth=1", "--time_based", f"--runtime={runtime}",
-         "--size=64M", "--output-format=terse"],
+         "--size=32M", "--output-format=terse"],
         stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "fio.err"),
                                                "w"),
         cwd=tmp, start_new_session=True)
