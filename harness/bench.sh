@@ -302,6 +302,8 @@ cmd_bench() {
     done
     [[ $venue != *guest* ]] || args+=(--meta "guest=$(cat "$APW_CACHE/guest/kernel-package") ($( [ -f "$APW_CACHE/guest/vmlinux" ] && echo "ELF, PVH boot" || echo bzImage)), -M pc -accel tcg -m 1024, initramfs with busybox and Debian's fio")
     args+=(--meta "command=./apw bench $cmdline")
+    # QMP goes through qemu.qmp of the series tree (harness/lib/qmpclient.py)
+    [ ! -d "$TREE/python/qemu/qmp" ] || args+=(--qemu-src "$TREE")
     local t0 rc=0
     t0=$(date +%s)
     "$BENCH_PY" "$BENCH_DIR/run.py" --out "$out" --venues "$venue" \

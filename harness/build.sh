@@ -4,13 +4,15 @@
 #   all     qemu-system-x86_64 (TCG) + qemu-storage-daemon + unit tests
 #   asan    unit tests under ASan+UBSan
 #   tsan    unit tests under TSan
+#   docs    the manuals only (HTML), Sphinx warnings as errors
+#   clang   unit tests built with clang, QEMU's -Werror
 #
 # Build folders sit next to their tree: work/BASE/series/build-PROFILE for the
 # series, work/BASE/base/build-PROFILE for the unpatched base.
 
 CONF_COMMON="--python=/usr/bin/python3 --without-default-features
     --enable-linux-aio --enable-linux-io-uring --disable-install-blobs
-    --disable-docs --enable-debug-info"
+    --enable-debug-info"
 CONF_UNIT="--disable-system --disable-user --enable-tools"
 CONF_ALL="--target-list=x86_64-softmmu --enable-tcg --enable-tools
     --disable-user --without-default-devices --with-devices-x86_64=apw-minimal
@@ -27,7 +29,20 @@ profile_flags() {
     all) echo "$CONF_ALL" ;;
     asan) echo "$CONF_UNIT --enable-asan --enable-ubsan" ;;
     tsan) echo "$CONF_UNIT --enable-tsan" ;;
-    *) die "unknown profile '$1' (known: unit all asan tsan)" ;;
+    # --enable-werror is what turns on sphinx-build -W (docs/meson.build),
+    # as in QEMU's own CI; nothing but the manuals is configured.
+    docs) echo "--disable-system --disable-user --disable-tools --enable-docs --enable-werror" ;;
+    clang) echo "$CONF_UNIT --enable-werror" ;;
+    *) die "unknown profile '$1' (known: unit all asan tsan docs clang)" ;;
+    esac
+}
+
+# profile_cc PROFILE: the compilers of the profile, through ccache, one a
+# line.
+profile_cc() {
+    case "$1" in
+    clang) printf '%s\n' '--cc=ccache clang' '--cxx=ccache clang++' '--objcc=ccache clang' ;;
+    *) printf '%s\n' '--cc=ccache gcc' '--cxx=ccache g++' '--objcc=ccache gcc' ;;
     esac
 }
 
@@ -40,8 +55,14 @@ ccache_env() {
 
 # configure_profile SRC BUILD PROFILE
 configure_profile() {
-    local src=$1 bld=$2 prof=$3 flags
+    local src=$1 bld=$2 prof=$3 flags ccargs
     flags=$(profile_flags "$prof")
+    mapfile -t ccargs < <(profile_cc "$prof")
+    # Only the docs profile builds the manuals.
+    set --
+    [ "$prof" = docs ] || set -- --disable-docs
+    [ "${ccargs[0]}" = "--cc=ccache gcc" ] ||
+        flags="$flags ${ccargs[*]}"
     [ -d "$src" ] || die "no tree at $src: run './apw tree' first"
     if [ -f "$bld/build.ninja" ] && [ "$(cat "$bld/.apw-flags" 2>/dev/null)" = "$flags" ]; then
         return 0
@@ -50,9 +71,8 @@ configure_profile() {
     mkdir -p "$bld"
     ccache_env
     say "configuring $prof in $bld"
-    (cd "$bld" && "$src/configure" $CONF_COMMON $flags \
-        --cc="ccache gcc" --cxx="ccache g++" --objcc="ccache gcc" \
-        > configure.log 2>&1) ||
+    (cd "$bld" && "$src/configure" $CONF_COMMON $(profile_flags "$prof") "$@" \
+        "${ccargs[@]}" > configure.log 2>&1) ||
         die "configure failed for profile $prof: see $bld/configure.log"
     echo "$flags" > "$bld/.apw-flags"
 }
@@ -79,8 +99,9 @@ build_profile() {
         case "$prof" in
         all) set -- qemu-system-x86_64 storage-daemon/qemu-storage-daemon
              set -- "$@" $(event_loop_targets "$bld")
-             grep -q '^build tests/qtest/iothread-poll-test:' "$bld/build.ninja" &&
-                 set -- "$@" tests/qtest/iothread-poll-test ;;
+             grep -q '^build tests/qtest/iothread-poll-weight-test:' "$bld/build.ninja" &&
+                 set -- "$@" tests/qtest/iothread-poll-weight-test ;;
+        docs) set -- html ;;
         *) set -- $(event_loop_targets "$bld") ;;
         esac
     fi

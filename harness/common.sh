@@ -20,7 +20,8 @@ APW_BASES='10.2.2 10.0.13'
 # The version of the series on the list: v1 went out as plain [PATCH].
 APW_SERIES_VERSION=v2
 
-# Per-base facts: Debian source version, suite, tarball name and sha256,
+# Per-base facts: Debian source version, suite, tarball name and the sha256
+# of the source package's files (orig tarball, .dsc, debian tarball),
 # and the folders of the base: its series (patches/BASE), its
 # build-environment fixes (harness/envfix/BASE) and its work folder
 # (work/BASE: trees, builds, logs, benchmark output).
@@ -32,6 +33,8 @@ base_vars() {
         DEB_SUITE=sid
         ORIG_TARBALL=qemu_10.2.2+ds.orig.tar.xz
         ORIG_SHA256=be05230fe47a6937cd29f28f562932c8125f9c93c2a82c625198f7a4aa601dfb
+        DSC_SHA256=f1684b3aa5ec500c3389d346c6501dee45041ea91656c6556d4da9023b7987dd
+        DEB_TARBALL_SHA256=ddf75aceab4f8f77374f3cb34fc97b41514895aeb293ce8b2ddd5e072bb0f5c0
         ;;
     10.0.13)
         # The MCS lock of test-aio-multithread's own code returns from
@@ -45,11 +48,17 @@ base_vars() {
         DEB_SUITE=trixie
         ORIG_TARBALL=qemu_10.0.13+ds.orig.tar.xz
         ORIG_SHA256=6a0888e806c2ffc0c5f0733e974f9aea55491950d3c47c98669c8b236dde59ae
+        DSC_SHA256=a426c892e5369058c3423816c8625bc8010bb5a58ece57261f62b64ee4d765ad
+        DEB_TARBALL_SHA256=da73c092f5684c551b0334d675eb16a3dec91e1edea94759cfb1102fa4a0364e
         ;;
     *)
         die "unknown base '$APW_BASE' (known: $APW_BASES, or all)"
         ;;
     esac
+    # Debian's packaging of the base: its .dsc and debian tarball (the
+    # version without its epoch names them).
+    DEB_DSC=qemu_${DEB_VERSION#*:}.dsc
+    DEB_TARBALL=qemu_${DEB_VERSION#*:}.debian.tar.xz
     PATCHES=$APW_ROOT/patches/$APW_BASE
     BW=$APW_WORK/$APW_BASE
     # Each tree sits beside its build folders, so that both trees compile

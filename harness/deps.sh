@@ -6,7 +6,8 @@ DEPS_BUILD="git xz-utils ninja-build pkg-config build-essential python3-venv
     libglib2.0-dev device-tree-compiler libaio-dev liburing-dev libfdt-dev
     lib32gcc-12-dev ccache"
 DEPS_TEST="fio socat cpio strace valgrind python3-matplotlib busybox-static
-    libasan8 libubsan1 libtsan2 e2fsprogs"
+    libasan8 libubsan1 libtsan2 e2fsprogs clang python3-sphinx
+    python3-sphinx-rtd-theme quilt dpkg-dev"
 DEPS_BACKPORTS="meson python3-pycotap"
 
 BACKPORTS_LIST=/etc/apt/sources.list.d/aio-poll-weight-backports.list

@@ -1,28 +1,57 @@
-# Fetch the base's orig tarball from Debian's archive with apt-get source,
-# through a private apt configuration that leaves the machine's own sources
-# alone, and check its sha256.  Sourced by ./apw.
+# Fetch the base's Debian source package (the orig tarball, the .dsc and the
+# debian tarball) from Debian's archive with apt-get source, through a
+# private apt configuration that leaves the machine's own sources alone,
+# and check their sha256 (pinned in base_vars).  The orig tarball is the
+# QEMU tree; the .dsc and the debian tarball are Debian's packaging, for
+# the check that the series applies on Debian's own patch stack.
+# Sourced by ./apw.
 
+# sha_ok FILE [SHA256]: FILE exists and has that sha256 (default: the orig
+# tarball's).
 sha_ok() {
-    [ -f "$1" ] && [ "$(sha256sum "$1" | cut -d' ' -f1)" = "$ORIG_SHA256" ]
+    [ -f "$1" ] && [ "$(sha256sum "$1" | cut -d' ' -f1)" = "${2:-$ORIG_SHA256}" ]
+}
+
+# The three files of the source package, each with its pinned sha256.
+source_files() {
+    printf '%s %s\n' "$ORIG_TARBALL" "$ORIG_SHA256" \
+        "$DEB_DSC" "$DSC_SHA256" "$DEB_TARBALL" "$DEB_TARBALL_SHA256"
+}
+
+source_cached() {
+    local f sha
+    while read -r f sha; do
+        sha_ok "$APW_CACHE/$f" "$sha" || return 1
+    done < <(source_files)
 }
 
 cmd_fetch() {
-    local dl=$APW_CACHE/dl tarball=$APW_CACHE/$ORIG_TARBALL apt etc lists f
+    local tarball=$APW_CACHE/$ORIG_TARBALL
     mkdir -p "$APW_CACHE" || die "cannot create cache folder $APW_CACHE"
     if [ -n "${APW_TARBALL:-}" ]; then
         sha_ok "$APW_TARBALL" ||
             die "APW_TARBALL=$APW_TARBALL is missing or its sha256 is not $ORIG_SHA256"
         cp "$APW_TARBALL" "$tarball.tmp" && mv "$tarball.tmp" "$tarball"
-    fi
-    if sha_ok "$tarball"; then
+        # The tree needs only the orig tarball; Debian's packaging files
+        # are fetched if the archive still serves them.
+        source_cached || (fetch_archive) ||
+            echo "apw: warning: no Debian packaging files for $APW_BASE; the Debian patch stack check will fail" >&2
         return 0
     fi
-    rm -f "$tarball"
-    say "fetching qemu $DEB_VERSION source from Debian's archive ($DEB_SUITE)"
-    apt=$APW_CACHE/apt
+    source_cached && return 0
+    fetch_archive
+}
+
+fetch_archive() {
+    local dl=$APW_CACHE/dl apt=$APW_CACHE/apt etc lists f sha
     etc=$apt/etc
     lists=$apt/lists
     mkdir -p "$etc" "$lists/partial" "$dl"
+    # Fetches share the apt state folders: one at a time.
+    exec 9> "$apt/lock"
+    flock 9
+    source_cached && return 0
+    say "fetching qemu $DEB_VERSION source from Debian's archive ($DEB_SUITE)"
     cat > "$etc/sources.list" <<EOF
 deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $DEB_SUITE main
 EOF
@@ -35,11 +64,20 @@ EOF
     apt-get -qq "$@" update >/dev/null 2>"$apt/update.log" ||
         die "apt-get update against Debian $DEB_SUITE failed (see $apt/update.log)"
     rm -f "$dl"/*
+    # A cached orig tarball is not downloaded again: apt-get source keeps a
+    # file of the right hash that is already there.
+    ! sha_ok "$APW_CACHE/$ORIG_TARBALL" || ln -f "$APW_CACHE/$ORIG_TARBALL" "$dl/" 2>/dev/null ||
+        cp "$APW_CACHE/$ORIG_TARBALL" "$dl/"
     (cd "$dl" && apt-get -qq "$@" source --download-only "qemu=$DEB_VERSION") \
         >"$apt/source.log" 2>&1 || die "Debian's archive no longer serves qemu $DEB_VERSION ($apt/source.log). If you have $ORIG_TARBALL, run again with APW_TARBALL=/path/to/$ORIG_TARBALL"
-    f=$dl/$ORIG_TARBALL
-    [ -f "$f" ] || die "apt-get source gave no $ORIG_TARBALL"
-    sha_ok "$f" || die "sha256 of $ORIG_TARBALL is wrong: got $(sha256sum "$f" | cut -d' ' -f1), want $ORIG_SHA256"
-    mv "$f" "$tarball"
+    while read -r f sha; do
+        [ -f "$dl/$f" ] || die "apt-get source gave no $f"
+        sha_ok "$dl/$f" "$sha" || die "sha256 of $f is wrong: got $(sha256sum "$dl/$f" | cut -d' ' -f1), want $sha"
+    done < <(source_files)
+    while read -r f sha; do
+        if ! sha_ok "$APW_CACHE/$f" "$sha"; then
+            cp "$dl/$f" "$APW_CACHE/$f.tmp" && mv -f "$APW_CACHE/$f.tmp" "$APW_CACHE/$f"
+        fi
+    done < <(source_files)
     rm -rf "$dl"
 }

@@ -139,6 +139,29 @@ replay_check() {
     fi
 }
 
+# The manuals, built as QEMU's CI builds them (--enable-werror: sphinx-build
+# -W), must hold the series' documentation.
+docs_check() {
+    local bld=$BW/series/build-docs
+    build_profile "$TREE" "$bld" docs || return 1
+    /usr/bin/python3 "$APW_ROOT/harness/docs/check_html.py" "$TREE" "$bld/docs/manual"
+}
+
+# The last patch built by clang with QEMU's -Werror; the event-loop tests
+# pass under it.
+clang_run() {
+    local bld=$BW/series/build-clang
+    build_profile "$TREE" "$bld" clang &&
+        run_tests "$bld" $(event_loop_targets "$bld")
+}
+
+# A running daemon's policy uses the poll-weight that qom-set gives it.
+weight_e2e() {
+    /usr/bin/python3 "$APW_ROOT/harness/e2e/weight_test.py" \
+        --qsd "$BW/series/build-all/storage-daemon/qemu-storage-daemon" \
+        --qemu-src "$TREE"
+}
+
 load_test() {
     /usr/bin/python3 "$APW_ROOT/harness/e2e/load_test.py" \
         --qsd "$BW/series/build-all/storage-daemon/qemu-storage-daemon" \
@@ -163,6 +186,7 @@ cmd_test() {
         check "checkpatch, patch $i/$n" checkpatch_one "$p"
     done
 
+    check "series applies on Debian's patch stack ($DEB_VERSION, quilt)" cmd_debian_stack
     check "benchmark harness: offline self-test" cmd_bench --self-test
 
     # Leave the tree on its branch whatever happens in the bisect steps.
@@ -180,7 +204,10 @@ cmd_test() {
         check "replay: pinned figures, model of 10.2.2 vs recorded runs" replay_check
         check "replay: priced, validated against real runs (10%)" evidence_check
         check "fio verify under a QMP parameter storm" load_test
+        check "qom-set poll-weight reaches the policy (trace events)" weight_e2e
     fi
+    check "docs: manuals build with -W and hold the series' docs" docs_check
+    check "clang -Werror build; event-loop tests pass" clang_run
     check "ASan+UBSan: event-loop tests and test-aio-poll-weight" asan_run
     check "TSan: poll parameters changed from another thread" tsan_run
 

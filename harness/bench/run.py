@@ -26,12 +26,15 @@ import queue
 import shlex
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+import qmpclient  # noqa: E402  (the harness's QMP client: qemu.qmp)
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -290,36 +293,14 @@ def kill_proc(p):
 
 # ------------------------------------------------------------------- QMP
 
+# The tree whose python/qemu/qmp the runner speaks QMP with (--qemu-src);
+# see harness/lib/qmpclient.py.
+QEMU_SRC = None
+
+
 def qmp(path, commands, timeout=5.0):
     """Run QMP commands [(name, args)], return [(name, args, reply)]."""
-    out = []
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(timeout)
-    s.connect(path)
-    f = s.makefile("rw")
-
-    def call(cmd, args=None):
-        msg = {"execute": cmd}
-        if args:
-            msg["arguments"] = args
-        f.write(json.dumps(msg) + "\n")
-        f.flush()
-        while True:
-            r = json.loads(f.readline())
-            if "return" in r or "error" in r:
-                return r
-
-    try:
-        json.loads(f.readline())
-        call("qmp_capabilities")
-        for cmd, args in commands:
-            try:
-                out.append((cmd, args, call(cmd, args)))
-            except Exception as e:  # keep what we have
-                out.append((cmd, args, {"exception": str(e)}))
-    finally:
-        s.close()
-    return out
+    return qmpclient.run_commands(QEMU_SRC, path, commands, timeout)
 
 
 def dump_device_state(qmp_path, out_path):
@@ -525,8 +506,15 @@ class GuestBoot:
         by_name = find_thread_by_comm(self.proc.pid, "IO io1")
         try:
             r = qmp(self.qmp_path, [("query-iothreads", None)])[0][2]
+            # what the run had in effect: poll parameters, thread id
+            with open(os.path.join(self.rundir, "query-iothreads.json"),
+                      "w") as f:
+                json.dump(r, f, indent=1)
             by_qmp = next(t["thread-id"] for t in r["return"] if t["id"] == "io1")
-        except (OSError, ValueError, KeyError, StopIteration):
+        except (OSError, ValueError, KeyError, StopIteration,
+                qmpclient.QMPFailure) as e:
+            log("warning: QMP query-iothreads failed (%r); io1 found by "
+                "its thread name only" % e)
             by_qmp = None
         if by_name and by_qmp and by_name != by_qmp:
             raise RuntimeError("IOThread io1: thread 'IO io1' is %d, QMP says %d"
@@ -894,7 +882,17 @@ def main():
     ap.add_argument("--bios-dir")
     ap.add_argument("--meta", action="append", default=[],
                     help="KEY=VALUE for meta.json (the report prints it)")
+    ap.add_argument("--qemu-src",
+                    help="QEMU tree whose python/qemu/qmp is the QMP client "
+                         "(default: the tree beside the first variant's "
+                         "build folder)")
     a = ap.parse_args()
+    global QEMU_SRC
+    QEMU_SRC = a.qemu_src or qmpclient.qemu_src_of(
+        a.variant[0].split("=", 1)[1].split(":", 1)[0] + "/x")
+    if not QEMU_SRC:
+        ap.error("no QEMU tree with python/qemu/qmp found: pass --qemu-src")
+    qmpclient.legacy_client(QEMU_SRC)
     a.venues = [x for x in a.venues.split(",") if x]
     os.makedirs(a.out, exist_ok=True)
     write_meta(a)

@@ -8,8 +8,8 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "bench"))
-from run import qmp  # noqa: E402  (the benchmark's QMP client)
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+import qmpclient  # noqa: E402  (the harness's QMP client: qemu.qmp)
 
 IO1 = {"path": "/objects/io1", "property": "poll-weight"}
 
@@ -27,6 +27,11 @@ STEPS = [
 
 def main():
     qemu = sys.argv[1]
+    qemu_src = qmpclient.qemu_src_of(qemu)
+
+    def qmp(path, commands):
+        return qmpclient.run_commands(qemu_src, path, commands)
+
     tmp = tempfile.mkdtemp(prefix="apw-demo-")
     sock_path = os.path.join(tmp, "qmp.sock")
     proc = subprocess.Popen(

@@ -55,6 +55,10 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+import qmpclient  # noqa: E402  (the harness's QMP client: qemu.qmp)
+
 INT64_MAX = 2**63 - 1
 INT64_MIN = -2**63
 
@@ -219,38 +223,13 @@ def wait_fio(name, handle, deadline, state):
 
 # --- QMP ------------------------------------------------------------------
 
-class Monitor:
-    def __init__(self, qemu_src, path, qsd, deadline):
-        sys.path.insert(0, os.path.join(qemu_src, "python"))
-        # pylint: disable=import-outside-toplevel
-        from qemu.qmp.legacy import QEMUMonitorProtocol
-        self.qsd = qsd
-        self._has_query = None
-        while True:
-            if qsd.poll() is not None:
-                raise TestFailure(f"daemon exited with {qsd.returncode} "
-                                  "during startup")
-            if os.path.exists(path):
-                try:
-                    self.qmp = QEMUMonitorProtocol(path)
-                    self.qmp.connect()
-                    break
-                except Exception as e:  # pylint: disable=broad-except
-                    last = e
-            else:
-                last = "no socket yet"
-            if time.monotonic() > deadline:
-                raise TestFailure(f"cannot connect to QMP at {path}: {last}")
-            time.sleep(0.1)
-        self.qmp.settimeout(QMP_TIMEOUT)
+class Monitor(qmpclient.Monitor):
+    """qemu.qmp (harness/lib/qmpclient.py) with io1's properties."""
 
-    def raw(self, cmd, args=None):
-        if self.qsd.poll() is not None:
-            raise TestFailure(f"daemon exited with {self.qsd.returncode}")
-        try:
-            return self.qmp.cmd_raw(cmd, args)
-        except Exception as e:  # pylint: disable=broad-except
-            raise TestFailure(f"QMP {cmd} failed: {e!r}") from e
+    def __init__(self, qemu_src, path, qsd, deadline):
+        super().__init__(qemu_src, path, proc=qsd, deadline=deadline,
+                         timeout=QMP_TIMEOUT)
+        self._has_query = None
 
     def ok(self, cmd, args=None):
         rsp = self.raw(cmd, args)
@@ -283,11 +262,6 @@ class Monitor:
                 return info
         raise TestFailure("query-iothreads does not list io1")
 
-    def close(self):
-        try:
-            self.qmp.close()
-        except Exception:  # pylint: disable=broad-except
-            pass
 
 
 def check_state(mon, expected, where):
@@ -543,7 +517,7 @@ def cleanup(state, tmp, keep):
     qsd = state.get("qsd")
     if mon is not None and qsd is not None and qsd.poll() is None:
         try:
-            mon.qmp.settimeout(5.0)
+            mon.settimeout(5.0)
             mon.raw("quit")
         except Exception:  # pylint: disable=broad-except
             pass
@@ -571,7 +545,7 @@ def main(argv=None):
     failure = None
     try:
         run(args, tmp, state)
-    except (TestFailure, Terminated) as e:
+    except (TestFailure, Terminated, qmpclient.QMPFailure) as e:
         failure = str(e)
     except Exception as e:  # pylint: disable=broad-except
         failure = f"unexpected {e!r}"

@@ -1,0 +1,248 @@
+#!/usr/bin/python3
+"""End-to-end: the poll-weight that QMP sets is the weight the policy uses.
+
+qemu-storage-daemon serves a raw file (Linux AIO, O_DIRECT) over NBD from
+iothread io1 (polling on: poll-max-ns 32768) with the poll_grow and poll_shrink trace events
+enabled (the log backend writes them to the daemon's stderr); fio reads
+at random through it, so that the IOThread's polling time keeps moving.
+Each of those events carries the weight that adjust_polling_time() read
+from the AioContext for that iteration.
+
+The test runs phases: io1 is created with --start-weight, then QMP
+qom-sets each of --weights in turn.  In each phase, after a short settle
+time, it collects the events that the daemon logs for --phase seconds.
+
+Pass iff, in every phase:
+  - qom-get and the QMP reply agree with the value set,
+  - at least --min-events poll_grow/poll_shrink events were logged, and
+  - every one of them carries the weight of the phase.
+
+A tree whose iothread.c hands the AioContext a constant instead of the
+property's value fails: the events keep showing the constant (or the
+default) whatever qom-set says.  The weights of the phases differ from
+each other, so no constant can match them all.
+
+Example (about 15 s; needs fio with the nbd engine):
+  /usr/bin/python3 harness/e2e/weight_test.py \\
+      --qsd work/10.2.2/series/build-all/storage-daemon/qemu-storage-daemon \\
+      --qemu-src work/10.2.2/series/src
+"""
+
+import argparse
+import collections
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+sys.path.insert(0, HERE)
+import qmpclient  # noqa: E402  (the harness's QMP client: qemu.qmp)
+from load_test import check_fio, kill_group, tail  # noqa: E402
+
+EVENT = re.compile(r"\b(poll_grow|poll_shrink) ctx (0x[0-9a-f]+|\(nil\)) "
+                   r"old (-?\d+) new (-?\d+) block_ns (-?\d+) "
+                   r"estimate (-?\d+) weight (-?\d+)")
+
+
+class TestFailure(Exception):
+    pass
+
+
+def log(msg):
+    print(f"weight_test: {msg}", flush=True)
+
+
+def events_since(path, offset):
+    """The poll_grow/poll_shrink events logged after byte @offset, and the
+    new end offset (only whole lines)."""
+    with open(path, "rb") as f:
+        f.seek(offset)
+        data = f.read()
+    end = data.rfind(b"\n") + 1
+    events = []
+    for line in data[:end].decode(errors="replace").splitlines():
+        m = EVENT.search(line)
+        if m:
+            events.append({"event": m.group(1), "ctx": m.group(2),
+                           "weight": int(m.group(7))})
+    return events, offset + end
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--qsd", required=True,
+                   help="qemu-storage-daemon of the series build")
+    p.add_argument("--qemu-src", required=True,
+                   help="QEMU tree (its python/ has qemu.qmp)")
+    p.add_argument("--start-weight", type=int, default=5,
+                   help="poll-weight io1 is created with (default 5)")
+    p.add_argument("--weights", default="1,7",
+                   help="weights qom-set one after the other (default 1,7)")
+    p.add_argument("--phase", type=float, default=3.0,
+                   help="seconds of events collected per weight (default 3)")
+    p.add_argument("--settle", type=float, default=0.5,
+                   help="seconds after qom-set before collecting "
+                        "(default 0.5)")
+    p.add_argument("--min-events", type=int, default=20,
+                   help="events needed per phase (default 20)")
+    p.add_argument("--fio", default="fio")
+    args = p.parse_args(argv)
+    args.weights = [int(w) for w in args.weights.split(",") if w]
+    phases = [args.start_weight] + args.weights
+    if len(set(phases)) != len(phases) or len(phases) < 3:
+        p.error("the start weight and --weights must be at least 3 "
+                "different values")
+    if any(w < 1 or w > 63 for w in phases):
+        p.error("weights must be in 1..63 (0 would select the default)")
+    args.fio = shutil.which(args.fio) or os.path.abspath(args.fio)
+    return args
+
+
+def run(args, tmp, state):
+    check_fio(args.fio)
+    # Data, not holes: the NBD server answers reads of holes without
+    # reading the file, so no I/O would reach the IOThread's Linux AIO
+    # completion handler, the handler that polling watches.
+    image = os.path.join(tmp, "disk.raw")
+    with open(image, "wb") as f:
+        for _ in range(32):
+            f.write(os.urandom(2**20))
+    qmp_sock = os.path.join(tmp, "qmp.sock")
+    nbd_sock = os.path.join(tmp, "nbd.sock")
+    errlog = os.path.join(tmp, "qsd.log")
+    cmd = [args.qsd,
+           "--trace", "poll_grow", "--trace", "poll_shrink",
+           "--object", f"iothread,id=io1,poll-max-ns=32768,"
+                       f"poll-weight={args.start_weight}",
+           "--blockdev", f"driver=file,node-name=file0,filename={image},"
+                         "aio=native,cache.direct=on",
+           "--blockdev", "driver=raw,node-name=disk0,file=file0",
+           "--nbd-server", f"addr.type=unix,addr.path={nbd_sock}",
+           "--export", "type=nbd,id=exp0,node-name=disk0,name=d0,"
+                       "iothread=io1",
+           "--chardev", f"socket,id=qmp0,path={qmp_sock},server=on,wait=off",
+           "--monitor", "chardev=qmp0"]
+    log("daemon: " + " ".join(cmd))
+    with open(errlog, "w") as f:
+        qsd = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=f,
+                               stderr=subprocess.STDOUT,
+                               start_new_session=True)
+    state["qsd"], state["log"] = qsd, errlog
+    mon = qmpclient.Monitor(args.qemu_src, qmp_sock, proc=qsd)
+    state["mon"] = mon
+
+    io1 = {"path": "/objects/io1", "property": "poll-weight"}
+    got = mon.ok("qom-get", io1)
+    if got != args.start_weight:
+        raise TestFailure(f"io1 created with poll-weight="
+                          f"{args.start_weight} reads {got}")
+
+    # QD1 random reads: the IOThread waits for each completion, so its
+    # polling time grows and shrinks all the time.
+    runtime = int((args.phase + args.settle) * (len(args.weights) + 1) + 10)
+    fio = subprocess.Popen(
+        [args.fio, "--name=load", "--ioengine=nbd",
+         f"--uri=nbd+unix:///d0?socket={nbd_sock}", "--rw=randread",
+         "--bs=4k", "--iodepth=1", "--time_based", f"--runtime={runtime}",
+         "--size=32M", "--output-format=terse"],
+        stdout=subprocess.DEVNULL, stderr=open(os.path.join(tmp, "fio.err"),
+                                               "w"),
+        cwd=tmp, start_new_session=True)
+    state["fio"] = fio
+
+    offset = 0
+    results = []
+    for i, weight in enumerate([args.start_weight] + args.weights):
+        if i:
+            rsp = mon.raw("qom-set", dict(io1, value=weight))
+            if "return" not in rsp:
+                raise TestFailure(f"qom-set poll-weight={weight}: {rsp}")
+            got = mon.ok("qom-get", io1)
+            if got != weight:
+                raise TestFailure(f"qom-set poll-weight={weight}, qom-get "
+                                  f"reads {got}")
+        time.sleep(args.settle)
+        _, offset = events_since(errlog, offset)
+        time.sleep(args.phase)
+        if fio.poll() is not None:
+            raise TestFailure(f"fio exited early with {fio.returncode}: "
+                              f"{tail(os.path.join(tmp, 'fio.err'))}")
+        events, offset = events_since(errlog, offset)
+        seen = collections.Counter(e["weight"] for e in events)
+        kinds = collections.Counter(e["event"] for e in events)
+        ctxs = collections.Counter(e["ctx"] for e in events)
+        line = (f"poll-weight {weight} (qom-get {got}): {len(events)} events "
+                f"({dict(kinds)}) in {args.phase:g} s; weights they carry: "
+                f"{dict(sorted(seen.items()))}; contexts: {len(ctxs)}")
+        log(line)
+        results.append((weight, len(events), seen))
+
+    bad = []
+    for weight, n, seen in results:
+        if n < args.min_events:
+            bad.append(f"poll-weight {weight}: only {n} events "
+                       f"(--min-events {args.min_events}): is polling on "
+                       "and I/O flowing?")
+        elif set(seen) != {weight}:
+            bad.append(f"poll-weight {weight} was set, but the policy used "
+                       f"{dict(sorted(seen.items()))}")
+    if bad:
+        raise TestFailure("; ".join(bad))
+
+
+def cleanup(state, tmp):
+    kill_group(state.get("fio"), "fio")
+    mon = state.get("mon")
+    qsd = state.get("qsd")
+    if mon is not None and qsd is not None and qsd.poll() is None:
+        try:
+            mon.settimeout(5.0)
+            mon.raw("quit")
+        except Exception:  # pylint: disable=broad-except
+            pass
+    if mon is not None:
+        mon.close()
+    if qsd is not None:
+        try:
+            qsd.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            kill_group(qsd, "daemon")
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    tmp = tempfile.mkdtemp(prefix="apw-weight-")
+    state = {}
+    failure = None
+    try:
+        run(args, tmp, state)
+    except (TestFailure, qmpclient.QMPFailure) as e:
+        failure = str(e)
+    except Exception as e:  # pylint: disable=broad-except
+        failure = f"unexpected {e!r}"
+    if failure and state.get("log"):
+        lines = [ln for ln in tail(state["log"], 200).splitlines()
+                 if not EVENT.search(ln)]
+        if lines:
+            log("daemon output other than the events:\n" +
+                "\n".join(lines[-15:]))
+    try:
+        cleanup(state, tmp)
+    except KeyboardInterrupt:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if failure:
+        log(f"FAIL: {failure}")
+        return 1
+    log("PASS: every phase's events carry the weight that qom-set gave")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
