@@ -44,7 +44,7 @@ FIELDS = [
     "qemu_cpu_ms", "iothread_cpu_ms", "iothread_sched_ms",
     "qemu_cpu_ms_per_kio", "iothread_cpu_ms_per_kio",
     "iothread_sched_ms_per_kio", "iothread_vcsw", "iothread_vcsw_per_kio",
-    "window_t0", "window_t1", "fio_cpu_ms", "other_cpu_ms",
+    "iothread_nvcsw", "window_t0", "window_t1", "fio_cpu_ms", "other_cpu_ms",
     "other_window_s", "rate_iops", "props", "binary", "load1",
     "started", "note",
 ]
@@ -175,15 +175,6 @@ def others_ticks():
     return sum(t for pid, (_, t) in procs.items() if pid not in mine)
 
 
-def vcsw(status_text):
-    """voluntary_ctxt_switches from a /proc/.../status text: the times the
-    thread blocked, i.e. its blocking wakeups."""
-    for line in status_text.splitlines():
-        if line.startswith("voluntary_ctxt_switches:"):
-            return int(line.split()[1])
-    raise ValueError("no voluntary_ctxt_switches in status")
-
-
 def snapshot(pid, tid):
     with open("/proc/%d/stat" % pid) as f:
         q = stat_ticks(f.read())
@@ -192,31 +183,46 @@ def snapshot(pid, tid):
     with open("/proc/%d/task/%d/schedstat" % (pid, tid)) as f:
         s = int(f.read().split()[0])
     with open("/proc/%d/task/%d/status" % (pid, tid)) as f:
-        v = vcsw(f.read())
-    return {"t": time.monotonic(), "qemu": q, "io": i, "sched": s,
-            "vcsw": v, "others": others_ticks()}
+        cs = ctxt_switches(f.read().splitlines())
+    return dict(cs, t=time.monotonic(), qemu=q, io=i, sched=s,
+                others=others_ticks())
+
+
+def ctxt_switches(lines):
+    """{"vcsw": N, "nvcsw": N} from the lines of a /proc status file."""
+    out = {}
+    for line in lines:
+        k, _, v = line.partition(":")
+        if k == "voluntary_ctxt_switches":
+            out["vcsw"] = int(v)
+        elif k == "nonvoluntary_ctxt_switches":
+            out["nvcsw"] = int(v)
+    return out
 
 
 def parse_cat_snapshot(text):
     """The output of 'cat /proc/uptime PID/stat TID/stat TID/schedstat
-    TID/status'.  /proc/uptime counts like CLOCK_MONOTONIC here (no
+    [TID/status]'.  /proc/uptime counts like CLOCK_MONOTONIC here (no
     suspend), in 10 ms steps."""
     lines = text.splitlines()
-    return {"t": float(lines[0].split()[0]), "qemu": stat_ticks(lines[1]),
-            "io": stat_ticks(lines[2]), "sched": int(lines[3].split()[0]),
-            "vcsw": vcsw("\n".join(lines[4:]))}
+    return dict(ctxt_switches(lines[4:]),
+                t=float(lines[0].split()[0]), qemu=stat_ticks(lines[1]),
+                io=stat_ticks(lines[2]), sched=int(lines[3].split()[0]))
 
 
 def window_metrics(s0, s1):
-    return {
+    m = {
         "window_s": round(s1["t"] - s0["t"], 3),
         "qemu_cpu_ms": (s1["qemu"] - s0["qemu"]) * 1000.0 / CLK_TCK,
         "iothread_cpu_ms": (s1["io"] - s0["io"]) * 1000.0 / CLK_TCK,
         "iothread_sched_ms": (s1["sched"] - s0["sched"]) / 1e6,
-        "iothread_vcsw": s1["vcsw"] - s0["vcsw"],
         "window_t0": round(s0["t"], 3),
         "window_t1": round(s1["t"], 3),
     }
+    for k in ("vcsw", "nvcsw"):
+        if k in s0 and k in s1:
+            m["iothread_" + k] = s1[k] - s0[k]
+    return m
 
 
 def others_metrics(t0, o0, t1, o1):
@@ -252,12 +258,13 @@ def finish_row(row):
     kio = row.get("ios", 0) / 1000.0
     if "other_cpu_ms" in row:
         row["other_cpu_ms"] = round(row["other_cpu_ms"], 1)
-    for k in ("qemu_cpu_ms", "iothread_cpu_ms", "iothread_sched_ms",
-              "iothread_vcsw"):
+    for k in ("qemu_cpu_ms", "iothread_cpu_ms", "iothread_sched_ms"):
         if k in row:
             row[k] = round(row[k], 1)
             if kio:
                 row[k + "_per_kio"] = round(row[k] / kio, 4)
+    if kio and "iothread_vcsw" in row:
+        row["iothread_vcsw_per_kio"] = round(row["iothread_vcsw"] / kio, 2)
     return row
 
 
