@@ -14,7 +14,9 @@ the warm-up and is not reported.
 
 CPU is measured only over fio's I/O window (exec_prerun to exec_postrun):
 utime+stime of the QEMU process (/proc/PID/stat) and of the IOThread
-(/proc/PID/task/TID/stat), plus the IOThread's schedstat run time (ns).
+(/proc/PID/task/TID/stat), plus the IOThread's schedstat run time (ns) and
+its voluntary context switches (/proc/PID/task/TID/status): each is one
+time the IOThread blocked and was woken, what polling is meant to avoid.
 """
 
 import argparse
@@ -40,7 +42,8 @@ FIELDS = [
     "iops", "ios", "lat_mean_us", "lat_p50_us", "lat_p99_us", "window_s",
     "qemu_cpu_ms", "iothread_cpu_ms", "iothread_sched_ms",
     "qemu_cpu_ms_per_kio", "iothread_cpu_ms_per_kio",
-    "iothread_sched_ms_per_kio", "fio_cpu_ms", "other_cpu_ms",
+    "iothread_sched_ms_per_kio", "iothread_vcsw", "iothread_vcsw_per_kio",
+    "iothread_nvcsw", "fio_cpu_ms", "other_cpu_ms",
     "other_window_s", "rate_iops", "props", "binary", "load1",
     "started", "note",
 ]
@@ -178,24 +181,44 @@ def snapshot(pid, tid):
         i = stat_ticks(f.read())
     with open("/proc/%d/task/%d/schedstat" % (pid, tid)) as f:
         s = int(f.read().split()[0])
-    return {"t": time.monotonic(), "qemu": q, "io": i, "sched": s,
-            "others": others_ticks()}
+    with open("/proc/%d/task/%d/status" % (pid, tid)) as f:
+        cs = ctxt_switches(f.read().splitlines())
+    return dict(cs, t=time.monotonic(), qemu=q, io=i, sched=s,
+                others=others_ticks())
+
+
+def ctxt_switches(lines):
+    """{"vcsw": N, "nvcsw": N} from the lines of a /proc status file."""
+    out = {}
+    for line in lines:
+        k, _, v = line.partition(":")
+        if k == "voluntary_ctxt_switches":
+            out["vcsw"] = int(v)
+        elif k == "nonvoluntary_ctxt_switches":
+            out["nvcsw"] = int(v)
+    return out
 
 
 def parse_cat_snapshot(text):
-    """The output of 'cat /proc/uptime PID/stat TID/stat TID/schedstat'."""
+    """The output of 'cat /proc/uptime PID/stat TID/stat TID/schedstat
+    [TID/status]'."""
     lines = text.splitlines()
-    return {"t": float(lines[0].split()[0]), "qemu": stat_ticks(lines[1]),
-            "io": stat_ticks(lines[2]), "sched": int(lines[3].split()[0])}
+    return dict(ctxt_switches(lines[4:]),
+                t=float(lines[0].split()[0]), qemu=stat_ticks(lines[1]),
+                io=stat_ticks(lines[2]), sched=int(lines[3].split()[0]))
 
 
 def window_metrics(s0, s1):
-    return {
+    m = {
         "window_s": round(s1["t"] - s0["t"], 3),
         "qemu_cpu_ms": (s1["qemu"] - s0["qemu"]) * 1000.0 / CLK_TCK,
         "iothread_cpu_ms": (s1["io"] - s0["io"]) * 1000.0 / CLK_TCK,
         "iothread_sched_ms": (s1["sched"] - s0["sched"]) / 1e6,
     }
+    for k in ("vcsw", "nvcsw"):
+        if k in s0 and k in s1:
+            m["iothread_" + k] = s1[k] - s0[k]
+    return m
 
 
 def others_metrics(t0, o0, t1, o1):
@@ -236,6 +259,8 @@ def finish_row(row):
             row[k] = round(row[k], 1)
             if kio:
                 row[k + "_per_kio"] = round(row[k] / kio, 4)
+    if kio and "iothread_vcsw" in row:
+        row["iothread_vcsw_per_kio"] = round(row["iothread_vcsw"] / kio, 2)
     return row
 
 
@@ -606,7 +631,8 @@ class NbdDaemon:
     def run_job(self, job, jobdir):
         a, pid, tid = self.a, self.proc.pid, self.tid
         files = "/proc/uptime /proc/%d/stat /proc/%d/task/%d/stat " \
-                "/proc/%d/task/%d/schedstat" % (pid, pid, tid, pid, tid)
+                "/proc/%d/task/%d/schedstat /proc/%d/task/%d/status" % (
+                    pid, pid, tid, pid, tid, pid, tid)
         snap = "sh -c 'cat %s > %s/%%s.$$'" % (files, jobdir)
         cmd = ["fio", "--output-format=json", "--output=" + os.path.join(jobdir, "fio.json"),
                "--name=" + job["name"], "--ioengine=nbd",

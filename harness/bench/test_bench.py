@@ -54,11 +54,15 @@ class Parsing(unittest.TestCase):
 
     def test_window_and_per_kio(self):
         tck = run.CLK_TCK
-        s0 = {"t": 1.0, "qemu": 0, "io": 0, "sched": 0}
-        s1 = {"t": 11.0, "qemu": 2 * tck, "io": tck, "sched": 10 ** 9}
+        s0 = {"t": 1.0, "qemu": 0, "io": 0, "sched": 0, "vcsw": 7, "nvcsw": 1}
+        s1 = {"t": 11.0, "qemu": 2 * tck, "io": tck, "sched": 10 ** 9,
+              "vcsw": 1007, "nvcsw": 3}
         row = dict(run.window_metrics(s0, s1), ios=4000)
         row = run.finish_row(row)
         self.assertEqual(row["qemu_cpu_ms"], 2000.0)
+        self.assertEqual(row["iothread_vcsw"], 1000)
+        self.assertEqual(row["iothread_nvcsw"], 2)
+        self.assertEqual(row["iothread_vcsw_per_kio"], 250.0)
         self.assertEqual(row["iothread_cpu_ms_per_kio"], 250.0)
         self.assertEqual(row["iothread_sched_ms_per_kio"], 250.0)
 
@@ -70,6 +74,11 @@ class Parsing(unittest.TestCase):
         s = run.parse_cat_snapshot(text)
         self.assertEqual((s["t"], s["qemu"], s["io"], s["sched"]),
                          (100.5, 10, 4, 123456))
+        self.assertNotIn("vcsw", s)
+        s = run.parse_cat_snapshot(text + "Name:\tIO io1\n"
+                                   "voluntary_ctxt_switches:\t42\n"
+                                   "nonvoluntary_ctxt_switches:\t5\n")
+        self.assertEqual((s["vcsw"], s["nvcsw"], s["sched"]), (42, 5, 123456))
 
     def test_variant_spec(self):
         v = run.Variant("w2=/b/series:poll-weight=2,poll-max-ns=16384")
