@@ -22,6 +22,9 @@ import guest  # noqa: E402
 import report  # noqa: E402
 import run  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "upstream"))
+import policy  # noqa: E402
+
 
 def fio_json(ios=1000, iops=100.0, mean_ns=2000.0, p50=1500, p99=9000):
     empty = {"total_ios": 0, "iops": 0.0, "lat_ns": {"mean": 0.0}}
@@ -194,6 +197,52 @@ class Bases(unittest.TestCase):
         # 10.0.13: rounds 1-3 give 45, 46, 47 against 40 (warm-up ignored)
         self.assertIn("| 1.00x (1.00-1.00) | 1.15x (1.12-1.18) |", ser)
         self.assertFalse(any("latency" in l for l in lines))  # no rate job
+
+
+class UpstreamPolicyTest(unittest.TestCase):
+    def test_interval(self):
+        g, lo, hi, n = policy.interval([2.0, 2.0, 2.0])
+        self.assertAlmostEqual(g, 2.0)
+        self.assertAlmostEqual(lo, 2.0)
+        self.assertEqual(n, 3)
+        g, lo, hi, n = policy.interval([1.0, 1.21])
+        self.assertAlmostEqual(g, 1.1)
+        self.assertLess(lo, 1.0)   # 2 rounds: a wide interval
+        self.assertGreater(hi, 1.21)
+
+    def test_floors(self):
+        labels = ["w1", "series-floor", "up1", "upstream", "upstream-floor",
+                  "unpatched", "floor"]
+        self.assertEqual(policy.floor_of("w1", labels), "series-floor")
+        self.assertEqual(policy.floor_of("w1", ["w1", "floor"]), "floor")
+        self.assertEqual(policy.floor_of("up1", labels), "upstream-floor")
+        self.assertEqual(policy.floor_of("upstream", labels), "upstream-floor")
+        self.assertEqual(policy.floor_of("unpatched", labels), "floor")
+        self.assertIsNone(policy.floor_of("upstream-floor", labels))
+
+    def test_report(self):
+        fields = ["venue", "workload", "variant", "round", "status", "iops",
+                  "iothread_cpu_ms_per_kio", "iothread_vcsw_per_kio"]
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "samples.csv"), "w", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=fields)
+                w.writeheader()
+                for rnd in (0, 1, 2, 3):
+                    for v, cpu, cs in (("w3", 60, 300), ("series-floor", 50, 600),
+                                       ("upstream", 66, 300),
+                                       ("upstream-floor", 50, 600)):
+                        w.writerow({"venue": "guest", "workload": "sat",
+                                    "variant": v, "round": rnd, "status": "ok",
+                                    "iops": 1000, "iothread_cpu_ms_per_kio":
+                                    999 if rnd == 0 else cpu,
+                                    "iothread_vcsw_per_kio": cs})
+            text = policy.report(policy.load([d]))
+        lines = text.splitlines()
+        w3 = next(l for l in lines if l.startswith("| w3 |"))
+        self.assertIn("| 1.200 [1.200, 1.200] | 0.500 [0.500, 0.500] |", w3)
+        pair = next(l for l in lines if l.startswith("| w3 / upstream |"))
+        # (60/50) / (66/50) = 0.909: the series costs less over its floor
+        self.assertIn("| 0.909 [0.909, 0.909] | 1.000 [1.000, 1.000] |", pair)
 
 
 if __name__ == "__main__":
