@@ -41,7 +41,7 @@ upstream_wrapper() {
     local name=$1 prog=$2 r=$UPSTREAM_ROOT
     shift 2
     mkdir -p "$(dirname "$UPSTREAM_BIN/$name")"
-    cat > "$UPSTREAM_BIN/$name" <<EOF
+    cat > "$UPSTREAM_BIN/$name.tmp.$$" <<EOF
 #!/bin/sh
 # QEMU $UPSTREAM_VERSION from the trixie root made by ./apw upstream
 export QEMU_MODULE_DIR='$r/usr/lib/x86_64-linux-gnu/qemu'
@@ -49,7 +49,8 @@ exec '$r/lib64/ld-linux-x86-64.so.2' --argv0 '$(basename "$name")' \\
     --library-path '$r/usr/lib/x86_64-linux-gnu:$r/lib/x86_64-linux-gnu' \\
     '$r/usr/bin/$prog' $* "\$@"
 EOF
-    chmod +x "$UPSTREAM_BIN/$name"
+    chmod +x "$UPSTREAM_BIN/$name.tmp.$$"
+    mv -f "$UPSTREAM_BIN/$name.tmp.$$" "$UPSTREAM_BIN/$name"
 }
 
 # upstream_ensure: make the root if it is missing or wrong; quiet when it
@@ -83,14 +84,14 @@ upstream_ensure() {
         why=$(upstream_verify 2>&1) || die "upstream: $why"
         say "trixie root made in $(( $(date +%s) - t0 )) s"
     fi
-    # The wrappers are cheap: remake them each time, so that a moved cache
-    # or a changed wrapper never runs stale.
-    rm -rf "$UPSTREAM_BIN"
+    # The wrappers are cheap: remake them each time (atomically, as another
+    # run may be using them), so that a moved cache or a changed wrapper
+    # never runs stale.
     upstream_wrapper qemu-system-x86_64 qemu-system-x86_64 "-L '$UPSTREAM_ROOT/usr/share/qemu'"
     upstream_wrapper storage-daemon/qemu-storage-daemon qemu-storage-daemon
     upstream_wrapper qemu-img qemu-img
     mkdir -p "$UPSTREAM_BIN/pc-bios"
-    ln -s "$UPSTREAM_ROOT/usr/share/qemu" "$UPSTREAM_BIN/pc-bios/optionrom"
+    ln -sfn "$UPSTREAM_ROOT/usr/share/qemu" "$UPSTREAM_BIN/pc-bios/optionrom"
     "$UPSTREAM_BIN/qemu-system-x86_64" --version | grep -qF "(Debian $UPSTREAM_VERSION)" ||
         die "upstream: $UPSTREAM_BIN/qemu-system-x86_64 does not run or is not $UPSTREAM_VERSION"
 }
