@@ -4,7 +4,7 @@
 
 BENCH_PY=/usr/bin/python3
 BENCH_DIR=$APW_ROOT/harness/bench
-BENCH_ALL_VARIANTS="unpatched w0 w1 w2 w3 w4 floor"
+BENCH_ALL_VARIANTS="unpatched w0 w1 w2 w3 w4 floor upstream upstream-floor"
 
 bench_usage() {
     cat <<EOF
@@ -28,6 +28,12 @@ Options:
                              unpatched  base build, IOThread defaults
                              wN         series build, poll-weight=N
                              floor      base build, poll-max-ns=0 (no polling)
+                             upstream   QEMU 11.1.3 from Debian trixie-backports
+                                        (./apw upstream), its defaults
+                             upstream-floor  the same, poll-max-ns=0
+                           and, not in the default: upN (upstream,
+                           poll-weight=N), series-floor (series build,
+                           poll-max-ns=0)
   --variant LABEL=DIR[:PROPS]
                            add a variant: DIR is base, series or a build
                            folder; PROPS is appended to
@@ -170,6 +176,14 @@ bench_variant_spec() {
     unpatched) echo "unpatched=$BENCH_BASE_DIR" ;;
     floor) echo "floor=$BENCH_BASE_DIR:poll-max-ns=0" ;;
     w[0-9]|w[0-9][0-9]) echo "$1=$BENCH_SERIES_DIR:poll-weight=${1#w}" ;;
+    series-floor) echo "series-floor=$BENCH_SERIES_DIR:poll-max-ns=0" ;;
+    upstream|upstream-floor|up[0-9]|up[0-9][0-9])
+        upstream_ensure >&2
+        case "$1" in
+        upstream) echo "upstream=$UPSTREAM_BIN" ;;
+        upstream-floor) echo "upstream-floor=$UPSTREAM_BIN:poll-max-ns=0" ;;
+        *) echo "$1=$UPSTREAM_BIN:poll-weight=${1#up}" ;;
+        esac ;;
     *) die "unknown variant '$1' (known: $BENCH_ALL_VARIANTS, wN; or --variant LABEL=DIR[:PROPS])" ;;
     esac
 }
@@ -317,6 +331,11 @@ cmd_bench() {
     say "benchmark took $(( $(date +%s) - t0 )) s; results in $out"
     [ -s "$out/samples.csv" ] || die "no samples were written"
     "$BENCH_PY" "$BENCH_DIR/report.py" "$out" --order "$(IFS=,; echo "${labels[*]}")"
+    if [[ " ${labels[*]}" == *" up"* ]]; then
+        "$BENCH_PY" "$APW_ROOT/harness/upstream/policy.py" "$out" \
+            --out "$out/upstream.md" > /dev/null &&
+            say "upstream beside the series, each against its own floor: $out/upstream.md"
+    fi
     case "$rc" in
     0) ;;
     2) die "some variants could not run (see the warnings above and the error rows in $out/samples.csv)" ;;
@@ -327,6 +346,10 @@ cmd_bench() {
 # What a build folder was built from: the series tree's HEAD, or "base".
 bench_tree_rev() {
     local d=$1 src
+    if [ "$d" = "$UPSTREAM_BIN" ]; then
+        echo "Debian qemu-system-x86 $UPSTREAM_VERSION (trixie-backports)"
+        return
+    fi
     src=$(sed -n "s/^SRC_PATH=//p" "$d/config-host.mak" 2>/dev/null | head -n 1)
     [ -z "$src" ] && src=$(dirname "$d")/src
     if [ -d "$src/.git" ]; then

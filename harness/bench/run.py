@@ -14,7 +14,9 @@ the warm-up and is not reported.
 
 CPU is measured only over fio's I/O window (exec_prerun to exec_postrun):
 utime+stime of the QEMU process (/proc/PID/stat) and of the IOThread
-(/proc/PID/task/TID/stat), plus the IOThread's schedstat run time (ns).
+(/proc/PID/task/TID/stat), plus the IOThread's schedstat run time (ns) and
+its voluntary context switches (/proc/PID/task/TID/status): each is one
+time the IOThread blocked and was woken, what polling is meant to avoid.
 """
 
 import argparse

@@ -22,6 +22,9 @@ import guest  # noqa: E402
 import report  # noqa: E402
 import run  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "upstream"))
+import policy  # noqa: E402
+
 
 def fio_json(ios=1000, iops=100.0, mean_ns=2000.0, p50=1500, p99=9000):
     empty = {"total_ios": 0, "iops": 0.0, "lat_ns": {"mean": 0.0}}
@@ -54,11 +57,15 @@ class Parsing(unittest.TestCase):
 
     def test_window_and_per_kio(self):
         tck = run.CLK_TCK
-        s0 = {"t": 1.0, "qemu": 0, "io": 0, "sched": 0}
-        s1 = {"t": 11.0, "qemu": 2 * tck, "io": tck, "sched": 10 ** 9}
+        s0 = {"t": 1.0, "qemu": 0, "io": 0, "sched": 0, "vcsw": 7, "nvcsw": 1}
+        s1 = {"t": 11.0, "qemu": 2 * tck, "io": tck, "sched": 10 ** 9,
+              "vcsw": 1007, "nvcsw": 3}
         row = dict(run.window_metrics(s0, s1), ios=4000)
         row = run.finish_row(row)
         self.assertEqual(row["qemu_cpu_ms"], 2000.0)
+        self.assertEqual(row["iothread_vcsw"], 1000)
+        self.assertEqual(row["iothread_nvcsw"], 2)
+        self.assertEqual(row["iothread_vcsw_per_kio"], 250.0)
         self.assertEqual(row["iothread_cpu_ms_per_kio"], 250.0)
         self.assertEqual(row["iothread_sched_ms_per_kio"], 250.0)
 
@@ -70,6 +77,11 @@ class Parsing(unittest.TestCase):
         s = run.parse_cat_snapshot(text)
         self.assertEqual((s["t"], s["qemu"], s["io"], s["sched"]),
                          (100.5, 10, 4, 123456))
+        self.assertNotIn("vcsw", s)
+        s = run.parse_cat_snapshot(text + "Name:\tIO io1\n"
+                                   "voluntary_ctxt_switches:\t42\n"
+                                   "nonvoluntary_ctxt_switches:\t5\n")
+        self.assertEqual((s["vcsw"], s["nvcsw"], s["sched"]), (42, 5, 123456))
 
     def test_variant_spec(self):
         v = run.Variant("w2=/b/series:poll-weight=2,poll-max-ns=16384")
@@ -185,6 +197,52 @@ class Bases(unittest.TestCase):
         # 10.0.13: rounds 1-3 give 45, 46, 47 against 40 (warm-up ignored)
         self.assertIn("| 1.00x (1.00-1.00) | 1.15x (1.12-1.18) |", ser)
         self.assertFalse(any("latency" in l for l in lines))  # no rate job
+
+
+class UpstreamPolicyTest(unittest.TestCase):
+    def test_interval(self):
+        g, lo, hi, n = policy.interval([2.0, 2.0, 2.0])
+        self.assertAlmostEqual(g, 2.0)
+        self.assertAlmostEqual(lo, 2.0)
+        self.assertEqual(n, 3)
+        g, lo, hi, n = policy.interval([1.0, 1.21])
+        self.assertAlmostEqual(g, 1.1)
+        self.assertLess(lo, 1.0)   # 2 rounds: a wide interval
+        self.assertGreater(hi, 1.21)
+
+    def test_floors(self):
+        labels = ["w1", "series-floor", "up1", "upstream", "upstream-floor",
+                  "unpatched", "floor"]
+        self.assertEqual(policy.floor_of("w1", labels), "series-floor")
+        self.assertEqual(policy.floor_of("w1", ["w1", "floor"]), "floor")
+        self.assertEqual(policy.floor_of("up1", labels), "upstream-floor")
+        self.assertEqual(policy.floor_of("upstream", labels), "upstream-floor")
+        self.assertEqual(policy.floor_of("unpatched", labels), "floor")
+        self.assertIsNone(policy.floor_of("upstream-floor", labels))
+
+    def test_report(self):
+        fields = ["venue", "workload", "variant", "round", "status", "iops",
+                  "iothread_cpu_ms_per_kio", "iothread_vcsw_per_kio"]
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "samples.csv"), "w", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=fields)
+                w.writeheader()
+                for rnd in (0, 1, 2, 3):
+                    for v, cpu, cs in (("w3", 60, 300), ("series-floor", 50, 600),
+                                       ("upstream", 66, 300),
+                                       ("upstream-floor", 50, 600)):
+                        w.writerow({"venue": "guest", "workload": "sat",
+                                    "variant": v, "round": rnd, "status": "ok",
+                                    "iops": 1000, "iothread_cpu_ms_per_kio":
+                                    999 if rnd == 0 else cpu,
+                                    "iothread_vcsw_per_kio": cs})
+            text = policy.report(policy.load([d]))
+        lines = text.splitlines()
+        w3 = next(l for l in lines if l.startswith("| w3 |"))
+        self.assertIn("| 1.200 [1.200, 1.200] | 0.500 [0.500, 0.500] |", w3)
+        pair = next(l for l in lines if l.startswith("| w3 / upstream |"))
+        # (60/50) / (66/50) = 0.909: the series costs less over its floor
+        self.assertIn("| 0.909 [0.909, 0.909] | 1.000 [1.000, 1.000] |", pair)
 
 
 if __name__ == "__main__":
