@@ -89,10 +89,17 @@ def on_signal(signum, _frame):
 
 # --- values -----------------------------------------------------------
 
+# What 0 stands for, and what qom-get reports after setting 0: the value
+# in effect, as QEMU 11.1 does (patch 3).  A QEMU without the series
+# (--no-poll-weight) reports 0 for poll-grow and poll-shrink.
+IN_EFFECT = {"poll-weight": POLL_WEIGHT_DEFAULT, "poll-grow": 2,
+             "poll-shrink": 2}
+
+
 def effective(prop, value):
     """What qom-get reports after setting @prop to @value."""
-    if prop == "poll-weight" and value == 0:
-        return POLL_WEIGHT_DEFAULT
+    if value == 0 and prop in IN_EFFECT:
+        return IN_EFFECT[prop]
     return value
 
 
@@ -435,6 +442,8 @@ def run(args, tmp, state):
     props = ["poll-max-ns", "poll-grow", "poll-shrink"]
     if not args.no_poll_weight:
         props.insert(0, "poll-weight")
+    else:
+        IN_EFFECT.clear()       # 0 is reported as 0
     info = mon.iothread(props)
     expected = {p: info.get(p) for p in props}
     if not args.no_poll_weight and expected["poll-weight"] != 3:
