@@ -19,15 +19,17 @@ usage: ./apw evidence [OPTIONS]
 3. runs the benchmark's venues with it (./apw bench --iter-trace): variants
    floor (poll-max-ns=0), unpatched, w1..w4, each round interleaved;
 4. turns every run into a complete trace and measured figures, replays
-   each floor trace through every policy, priced, and compares the
-   predicted polling time and wakeups per I/O with each policy's real run.
+   every trace through every policy, priced, and compares the predicted
+   polling time and wakeups per I/O with the real runs: each run's own
+   trace through its policy (the validation), and the floor's trace
+   through each policy (how far the closed loop moves the arrivals).
 
 Options:
   --runs N        measured rounds (default 2)
   --runtime S     seconds of fio per job (default 4)
   --venue V       guest, nbd or both (default both)
   --out DIR       output (default work/BASE/evidence/<timestamp>)
-  --save          copy the floor traces, measured.csv and the tables into
+  --save          copy the traces, measured.csv and the tables into
                   harness/replay/traces/complete/ and results/ (what
                   ./apw test checks)
   --from DIR      skip steps 1-3: convert and validate DIR's benchmark
@@ -156,7 +158,7 @@ cmd_evidence() {
     if [ -n "$save" ]; then
         mkdir -p "$EVIDENCE_TRACES"
         rm -f "$EVIDENCE_TRACES"/*.trace.gz
-        cp "$out/traces/"*-floor-r*.trace.gz "$out/traces/measured.csv" \
+        cp "$out/traces/"*.trace.gz "$out/traces/measured.csv" \
             "$EVIDENCE_TRACES/"
         cp "$out/replay-validation.csv" "$out/replay-priced.csv" \
             "$EVIDENCE_RESULTS/"

@@ -88,6 +88,14 @@ cmd_replay() {
         --wakeup-latency 2000 tests/priced-small.trace > "$out/priced-small.csv") &&
         diff -u "$REPLAY_DIR/tests/priced-small.expected" "$out/priced-small.csv" ||
         die "replay: the priced replay of tests/priced-small.trace changed"
+    # ... and on a trace recorded under a polling policy (caught events,
+    # the recorded polling as a bound): the references, worked out by hand
+    (cd "$REPLAY_DIR" && "$out/aio-poll-replay" --priced --wakeup-cpu 10000 \
+        --wakeup-latency 2000 tests/priced-caught.trace |
+        grep -E '^trace,|,(never-poll|poll-to-max|best-fixed|optimum),' \
+        > "$out/priced-caught.csv") &&
+        diff -u "$REPLAY_DIR/tests/priced-caught.expected" "$out/priced-caught.csv" ||
+        die "replay: the priced replay of tests/priced-caught.trace changed"
 
     # The model of 10.2.2 must reproduce recorded unpatched runs exactly
     local checks=()

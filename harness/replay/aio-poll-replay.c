@@ -127,6 +127,7 @@ typedef struct {
     IterEnd end;
     bool woken;         /* complete traces: the recorded wait slept */
     bool pending;       /* complete traces: it did not, the event was there */
+    int64_t polled;     /* complete traces: the recorded run's polling */
 } Iter;
 
 typedef struct {
@@ -232,21 +233,25 @@ static void trace_free(Trace *tr)
 static void parse_iter_line(const char *p, const char *name, unsigned lineno,
                             GArray *iters, Trace *tr)
 {
-    long long gap;
+    long long gap, polled = 0;
     char end, hs[512];
-    int woken, n = 0;
+    int woken, n = 0, m = 0;
     Iter it = { 0 };
 
     if (sscanf(p, "i %lld %c %d %511s %n", &gap, &end, &woken, hs, &n) != 4 ||
-        p[n] != '\0' || gap < 0 || gap > INT64_MAX / 4 ||
-        (woken != 0 && woken != 1) || !strchr("pft", end)) {
-        fail("%s:%u: expected 'i <wait_ns> p|f|t 0|1 <handlers>|-'",
-             name, lineno);
+        (p[n] != '\0' &&
+         (sscanf(p + n, "%lld %n", &polled, &m) != 1 || p[n + m] != '\0' ||
+          polled < 0 || polled > INT64_MAX / 4)) ||
+        gap < 0 || gap > INT64_MAX / 4 ||
+        woken < 0 || woken > 2 || !strchr("pft", end)) {
+        fail("%s:%u: expected 'i <wait_ns> p|f|t 0|1|2 <handlers>|- "
+             "[<polled_ns>]'", name, lineno);
     }
     it.gap = gap;
     it.end = end == 'p' ? END_POLLED : end == 'f' ? END_FD : END_TIMER;
-    it.woken = woken;
-    it.pending = !woken;
+    it.woken = woken == 1;
+    it.pending = woken == 0;
+    it.polled = polled;
     if (strcmp(hs, "-")) {
         g_auto(GStrv) ids = g_strsplit(hs, ",", -1);
         int i;
@@ -1018,7 +1023,10 @@ static int gap_cmp(const void *a, const void *b);
  * sleep was there when the wait began: it costs min(a, P) and no wakeup.
  *
  * In a complete trace a recorded wait that slept ended lat_ns after its
- * event came, so a = wait - lat_ns there; otherwise a = wait.  block_ns, what
+ * event came, so a = wait - lat_ns there, but not before the recorded run
+ * stopped polling if a polled handler ended it; otherwise a = wait.  A
+ * wait that the recorded run's polling caught (woken 2) was not there when
+ * the wait began: a = wait, and a policy that polls less sleeps for it.  block_ns, what
  * the policy sees, is a when the event is caught, P for a hidden fd event,
  * and a + lat_ns after a wakeup.
  *
@@ -1042,7 +1050,15 @@ typedef struct {
 
 static int64_t iter_arrival(const Iter *it, const Price *pr)
 {
-    return it->woken ? MAX(it->gap - pr->lat_ns, 0) : it->gap;
+    if (!it->woken) {
+        return it->gap;
+    }
+    /*
+     * A polled handler's event that the recorded run slept for came after
+     * that run stopped polling, or polling would have caught it
+     */
+    return MAX(it->gap - pr->lat_ns,
+               it->end == END_POLLED ? it->polled : 0);
 }
 
 static int64_t priced_cpu(const Priced *r, const Price *pr)

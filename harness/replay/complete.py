@@ -13,22 +13,30 @@ benchmark runner measured it) only the iterations that started inside it.
 Each blocking iteration becomes one line of the complete trace that
 aio-poll-replay --priced reads:
 
-    i <wait_ns> <end> <woken> <handlers>
+    i <wait_ns> <end> <woken> <handlers> <polled_ns>
 
   end       p: a polled handler was ready (polling could catch it), or
             nothing was but bottom halves ran: aio_notify() woke the loop,
             and polling catches that through the AioContext's notifier;
             f: only fds without io_poll() (a socket); t: nothing (a timer)
   woken     1 if the wait slept: polling did not catch the event and the fd
-            wait took longer than --sleep-ns
+            wait took longer than --sleep-ns; 2 if polling caught it; else 0
+            (the event was there when the fd wait began)
   wait_ns   from the start of aio_poll() to the event: to the end of the
-            fd wait if it slept, else to the end of polling
+            fd wait if it slept, else to the end of polling; if polling
+            caught it, the thread's CPU time of that polling (the trace's
+            cpu_poll), which leaves out the time the thread was preempted
+  polled_ns how long the recorded run polled (start of aio_poll() to the
+            end of try_poll_mode()): an event of a polled handler that it
+            slept for came after that
   handlers  the polled handlers that were ready, as ids in order of first
             appearance, comma separated; '-' for none
 
 Measured over the same iterations (--json, and printed): iterations,
 polling_ns (time from aio_poll()'s start to the end of try_poll_mode()),
-caught (polling found the event), slept (woken above).
+polling_cpu_ns (the thread's CPU time over the same span: polling without
+the time the thread was preempted; null for logs without cpu_poll), caught
+(polling found the event), slept (woken above).
 """
 
 import argparse
@@ -40,12 +48,14 @@ import sys
 
 READY = re.compile(r"aio_poll_ready ctx (\S+) node (\S+) polled (\d)")
 ITER = re.compile(r"aio_poll_iter ctx (\S+) blocking (\d) t0 (\d+) "
-                  r"t_poll (\d+) t_wait (\d+) caught (\d) bh (\d) timers (\d)")
+                  r"t_poll (\d+) t_wait (\d+) (?:cpu_poll (\d+) )?"
+                  r"caught (\d) bh (\d) timers (\d)")
 
 
 def parse(path):
-    """{ctx: [(t0, t_poll, t_wait, caught, bh, [(node, polled)])]} of the
-    blocking iterations"""
+    """{ctx: [(t0, t_poll, t_wait, cpu_poll, caught, bh, [(node, polled)])]}
+    of the blocking iterations; cpu_poll is None in logs of older traced
+    builds"""
     per_ctx, ready = {}, {}
     with open(path, errors="replace") as f:
         for line in f:
@@ -63,16 +73,17 @@ def parse(path):
                 continue
             per_ctx.setdefault(ctx, []).append(
                 (int(m.group(3)), int(m.group(4)), int(m.group(5)),
-                 m.group(6) == "1", m.group(7) == "1", nodes))
+                 None if m.group(6) is None else int(m.group(6)),
+                 m.group(7) == "1", m.group(8) == "1", nodes))
     return per_ctx
 
 
 def complete(iters, window, sleep_ns):
     ids = {}
     lines = []
-    meas = {"iterations": 0, "polling_ns": 0, "caught": 0, "slept": 0,
-            "ends": {"p": 0, "f": 0, "t": 0}}
-    for t0, t_poll, t_wait, caught, bh, nodes in iters:
+    meas = {"iterations": 0, "polling_ns": 0, "polling_cpu_ns": 0,
+            "caught": 0, "slept": 0, "ends": {"p": 0, "f": 0, "t": 0}}
+    for t0, t_poll, t_wait, cpu_poll, caught, bh, nodes in iters:
         if window and not window[0] <= t0 / 1e9 < window[1]:
             continue
         if bh and not nodes:
@@ -83,10 +94,18 @@ def complete(iters, window, sleep_ns):
         end = "p" if polled else "f" if nodes else "t"
         slept = not caught and t_wait - t_poll > sleep_ns
         wait = (t_wait if slept else t_poll) - t0
-        lines.append("i %d %s %d %s\n" % (
-            wait, end, slept, ",".join(map(str, polled)) or "-"))
+        if caught and cpu_poll is not None:
+            # what polling took to catch it, without preemption
+            wait = min(wait, cpu_poll)
+        lines.append("i %d %s %d %s %d\n" % (
+            wait, end, 2 if caught else int(slept),
+            ",".join(map(str, polled)) or "-", t_poll - t0))
         meas["iterations"] += 1
         meas["polling_ns"] += t_poll - t0
+        if cpu_poll is None or meas["polling_cpu_ns"] is None:
+            meas["polling_cpu_ns"] = None
+        else:
+            meas["polling_cpu_ns"] += cpu_poll
         meas["caught"] += caught
         meas["slept"] += slept
         meas["ends"][end] += 1
@@ -127,7 +146,7 @@ def main():
             if a.out.endswith(".gz") else open
         with opener(a.out, "wt") as f:
             f.write("# aio-poll-replay complete trace: "
-                    "i <wait_ns> <end> <woken> <handlers>\n")
+                    "i <wait_ns> <end> <woken> <handlers> <polled_ns>\n")
             for h in a.header:
                 f.write("# %s\n" % h)
             f.write("# from %d blocking iterations of AioContext %s%s; "

@@ -13,10 +13,12 @@ Events (the 'log' trace backend writes them as text):
   aio_poll_ready ctx node polled
       before dispatch, once per handler on the ready list; polled is 1 if
       the handler has an io_poll() callback (polling could catch it)
-  aio_poll_iter ctx blocking t0 t_poll t_wait caught bh timers
+  aio_poll_iter ctx blocking t0 t_poll t_wait cpu_poll caught bh timers
       at the end of aio_poll(): t0 when it started, t_poll when
       try_poll_mode() returned, t_wait when the fd wait returned
-      (CLOCK_MONOTONIC ns; t_wait - t_poll is the blocking wait), caught 1
+      (CLOCK_MONOTONIC ns; t_wait - t_poll is the blocking wait), cpu_poll
+      the thread's CPU time in try_poll_mode() (CLOCK_THREAD_CPUTIME_ID: the
+      polling the thread did, without the time it was preempted), caught 1
       if polling found the event, bh/timers 1 if bottom halves/timers ran
 
 harness/replay/complete.py turns a log of these into a complete trace (every
@@ -29,10 +31,19 @@ import sys
 EDITS = [
     # (file, anchor line, text to insert, before or after the anchor)
     ("util/aio-posix.c", "qemu_get_aio_context() : ctx));\n\n",
-     "    int64_t apw_t0 = get_clock(), apw_t1, apw_t2;\n"
-     "    bool apw_caught, apw_bh, apw_timers;\n\n", "after"),
+     "    struct timespec apw_ts;\n"
+     "    int64_t apw_c0, apw_c1, apw_t0, apw_t1, apw_t2;\n"
+     "    bool apw_caught, apw_bh, apw_timers;\n\n"
+     "    apw_t0 = get_clock();\n\n", "after"),
+    ("util/aio-posix.c",
+     "    timeout = blocking ? aio_compute_timeout(ctx) : 0;\n",
+     "    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &apw_ts);\n"
+     "    apw_c0 = apw_ts.tv_sec * 1000000000LL + apw_ts.tv_nsec;\n", "after"),
     ("util/aio-posix.c", "    assert(!(timeout && progress));\n",
-     "    apw_t1 = get_clock();\n    apw_caught = progress;\n", "after"),
+     "    apw_t1 = get_clock();\n"
+     "    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &apw_ts);\n"
+     "    apw_c1 = apw_ts.tv_sec * 1000000000LL + apw_ts.tv_nsec;\n"
+     "    apw_caught = progress;\n", "after"),
     ("util/aio-posix.c", "    aio_notify_accept(ctx);\n",
      "    apw_t2 = get_clock();\n", "after"),
     ("util/aio-posix.c", "    progress |= aio_bh_poll(ctx);\n",
@@ -53,14 +64,14 @@ EDITS = [
      "    apw_timers = timerlistgroup_run_timers(&ctx->tlg);\n"
      "    progress |= apw_timers;\n"
      "    trace_aio_poll_iter(ctx, blocking, apw_t0, apw_t1, apw_t2,\n"
-     "                        apw_caught, apw_bh, apw_timers);\n"
+     "                        apw_c1 - apw_c0, apw_caught, apw_bh, apw_timers);\n"
      "\n    return progress;\n"),
     ("util/trace-events", "# aio-posix.c\n",
      "aio_poll_ready(void *ctx, void *node, int polled) \"ctx %p node %p polled %d\"\n"
      "aio_poll_iter(void *ctx, int blocking, int64_t t0, int64_t t_poll, "
-     "int64_t t_wait, int caught, int bh, int timers) \"ctx %p blocking %d "
-     "t0 %\"PRId64\" t_poll %\"PRId64\" t_wait %\"PRId64\" caught %d bh %d "
-     "timers %d\"\n", "after"),
+     "int64_t t_wait, int64_t cpu_poll, int caught, int bh, int timers) "
+     "\"ctx %p blocking %d t0 %\"PRId64\" t_poll %\"PRId64\" t_wait %\"PRId64\" "
+     "cpu_poll %\"PRId64\" caught %d bh %d timers %d\"\n", "after"),
 ]
 
 
