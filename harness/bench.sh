@@ -208,7 +208,7 @@ cmd_bench() {
         case "$1" in
         -h|--help) bench_usage; return 0 ;;
         --venue) venue=${2:?}; shift ;;
-        --variants) variants=$(echo "${2:?}" | tr , ' '); shift ;;
+        --variants) variants=$(echo "${2?}" | tr , ' '); shift ;;
         --variant) custom+=("${2:?}"); shift ;;
         --runs) runs=${2:?}; shift ;;
         --warmup) warmup=${2:?}; shift ;;

@@ -14,10 +14,12 @@ usage: ./apw evidence [OPTIONS]
 
 1. measures the price of a blocking wakeup on this machine
    (harness/wakeup/wakeup_cost.c: ppoll, epoll, io_uring);
-2. builds the unpatched base and the series with the iteration trace
-   (harness/replay/iter_trace.py), in work/BASE/traced-{unpatched,series};
+2. builds the unpatched base, the series' upstream-equivalent patches (1-8)
+   and the whole series with the iteration trace
+   (harness/replay/iter_trace.py), in work/BASE/traced-{unpatched,series,new};
 3. runs the benchmark's venues with it (./apw bench --iter-trace): variants
-   floor (poll-max-ns=0), unpatched, w1..w4, each round interleaved;
+   floor (poll-max-ns=0), unpatched, w1..w4 (patches 1-8 at poll-weight
+   1..4) and new (the whole series), each round interleaved;
 4. turns every run into a complete trace and measured figures, replays
    every trace through every policy, priced, and compares the predicted
    polling time and wakeups per I/O with the real runs: each run's own
@@ -40,16 +42,28 @@ Takes the exclusive CPU lock (/tmp/apw-cpu.lock) while it measures.
 EOF2
 }
 
-# traced_build unpatched|series: a copy of that tree with the iteration
-# trace, built with the 'all' profile in work/BASE/traced-WHICH/.
+# traced_build unpatched|series|new: a copy of that tree with the iteration
+# trace, built with the 'all' profile in work/BASE/traced-WHICH/.  series is
+# the upstream-equivalent policy (the tree at patch 8), new the whole series
+# (patch 9's policy on top); with 8 patches only, new is not built.
+EVIDENCE_UPSTREAM_PATCHES=8
 traced_build() {
-    local which=$1 dst=$BW/traced-$1 stamp
+    local which=$1 dst=$BW/traced-$1 stamp rev
     if [ "$which" = unpatched ]; then
         base_tree
         stamp=pristine
     else
         [ -d "$TREE/.git" ] || cmd_tree
-        stamp=$(git -C "$TREE" rev-parse HEAD)
+        if [ "$which" = series ]; then
+            rev=$(git -C "$TREE" rev-list --reverse base..HEAD |
+                sed -n "${EVIDENCE_UPSTREAM_PATCHES}p")
+        else
+            rev=$(git -C "$TREE" rev-parse HEAD)
+            [ "$(git -C "$TREE" rev-list --count base..HEAD)" -gt \
+                "$EVIDENCE_UPSTREAM_PATCHES" ] || return 1
+        fi
+        [ -n "$rev" ] || die "evidence: the tree has fewer than $EVIDENCE_UPSTREAM_PATCHES patches"
+        stamp=$rev
     fi
     stamp="$stamp $(sha256sum < "$EVIDENCE_DIR/iter_trace.py")"
     if [ "$(cat "$dst/src/.apw-traced" 2>/dev/null)" != "$stamp" ]; then
@@ -58,7 +72,7 @@ traced_build() {
         if [ "$which" = unpatched ]; then
             cp -a "$BASE_TREE/." "$dst/src/"
         else
-            git -C "$TREE" archive HEAD | tar -x -C "$dst/src"
+            git -C "$TREE" archive "$rev" | tar -x -C "$dst/src"
             envfix_apply "$dst/src"
         fi
         /usr/bin/python3 "$EVIDENCE_DIR/iter_trace.py" "$dst/src" ||
@@ -70,19 +84,20 @@ traced_build() {
 }
 
 # wakeup_price OUT: OUT/wakeup-cost.csv; prints "CPU_NS LATENCY_NS" of
-# io_uring (fdmon-io_uring is what the IOThreads use here)
+# io_uring (fdmon-io_uring is what the IOThreads use here): the medians,
+# which a shared machine's preemptions move far less than the means
 wakeup_price() {
     local out=$1
     gcc -O2 -Wall -o "$out/wakeup_cost" "$APW_ROOT/harness/wakeup/wakeup_cost.c" \
         -luring -lpthread || die "evidence: wakeup_cost.c does not build"
     flock -x /tmp/apw-cpu.lock "$out/wakeup_cost" 20000 50000 \
         > "$out/wakeup-cost.csv" || die "evidence: wakeup_cost failed"
-    sed -n 's/^io_uring,\([0-9]*\),\([0-9]*\) .*/\1 \2/p' "$out/wakeup-cost.csv"
+    sed -n 's/^io_uring,[-0-9]*,[-0-9]* (\([0-9]*\),\([0-9]*\))$/\1 \2/p' "$out/wakeup-cost.csv"
 }
 
 # The price committed with the recordings
 committed_price() {
-    sed -n 's/^io_uring,\([0-9]*\),\([0-9]*\) .*/\1 \2/p' \
+    sed -n 's/^io_uring,[-0-9]*,[-0-9]* (\([0-9]*\),\([0-9]*\))$/\1 \2/p' \
         "$EVIDENCE_RESULTS/wakeup-cost.csv"
 }
 
@@ -107,6 +122,7 @@ cmd_evidence() {
         --build-only)
             traced_build unpatched
             traced_build series
+            traced_build new || true
             return ;;
         -h|--help) evidence_usage; return 0 ;;
         *) die "evidence: unknown option '$1' (./apw evidence --help)" ;;
@@ -126,7 +142,7 @@ cmd_evidence() {
         else
             cp "$EVIDENCE_RESULTS/wakeup-cost.csv" "$out/"
         fi
-        price=$(sed -n 's/^io_uring,\([0-9]*\),\([0-9]*\) .*/\1 \2/p' \
+        price=$(sed -n 's/^io_uring,[-0-9]*,[-0-9]* (\([0-9]*\),\([0-9]*\))$/\1 \2/p' \
             "$out/wakeup-cost.csv")
     else
         say "the price of a wakeup"
@@ -135,14 +151,19 @@ cmd_evidence() {
         say "building the traced unpatched base and series"
         traced_build unpatched
         traced_build series
-        bench=$out/bench
         local tu=$BW/traced-unpatched/build-all ts=$BW/traced-series/build-all
+        local tn=$BW/traced-new/build-all new=()
+        if traced_build new; then
+            new=(--variant "new=$tn:poll-weight=3")
+        fi
+        bench=$out/bench
         (flock -x 9
-         cmd_bench --variants '' --iter-trace --runs "$runs" --warmup 0 \
+         cmd_bench --variants "" --iter-trace --runs "$runs" --warmup 0 \
              --runtime "$runtime" --venue "$venue" --out "$bench" \
              --variant "floor=$tu:poll-max-ns=0" --variant "unpatched=$tu" \
              --variant "w1=$ts:poll-weight=1" --variant "w2=$ts:poll-weight=2" \
-             --variant "w3=$ts:poll-weight=3" --variant "w4=$ts:poll-weight=4"
+             --variant "w3=$ts:poll-weight=3" --variant "w4=$ts:poll-weight=4" \
+             "${new[@]}"
         ) 9>/tmp/apw-cpu.lock || die "evidence: the benchmark failed"
     fi
     cpu=${price% *}

@@ -128,6 +128,8 @@ typedef struct {
     bool woken;         /* complete traces: the recorded wait slept */
     bool pending;       /* complete traces: it did not, the event was there */
     int64_t polled;     /* complete traces: the recorded run's polling */
+    int64_t cap;        /* complete traces: the most any policy could poll */
+    int64_t set;        /* complete traces: the recorded policy's poll time */
 } Iter;
 
 typedef struct {
@@ -139,6 +141,13 @@ typedef struct {
     int64_t end;        /* time of the last event */
     bool complete;      /* one line per iteration, whatever ended it */
     uint64_t ios;       /* complete traces: the I/Os of the recorded run */
+    /*
+     * Complete traces recorded under 10.2.2 ('# idle-poll-ns N'): the
+     * polling time of handlers that had no event in the trace.  10.2.2
+     * adjusts a handler's time only when it has an event, so theirs stays
+     * what it was, and try_poll_mode() polls for at least that long.
+     */
+    int64_t idle_ns;
 } Trace;
 
 typedef struct {
@@ -233,25 +242,31 @@ static void trace_free(Trace *tr)
 static void parse_iter_line(const char *p, const char *name, unsigned lineno,
                             GArray *iters, Trace *tr)
 {
-    long long gap, polled = 0;
+    long long gap, opt[3] = { 0, -1, -1 };  /* polled_ns, cap_ns, set_ns */
     char end, hs[512];
-    int woken, n = 0, m = 0;
+    int woken, n = 0, m, j;
+    bool bad;
     Iter it = { 0 };
 
-    if (sscanf(p, "i %lld %c %d %511s %n", &gap, &end, &woken, hs, &n) != 4 ||
-        (p[n] != '\0' &&
-         (sscanf(p + n, "%lld %n", &polled, &m) != 1 || p[n + m] != '\0' ||
-          polled < 0 || polled > INT64_MAX / 4)) ||
-        gap < 0 || gap > INT64_MAX / 4 ||
+    bad = sscanf(p, "i %lld %c %d %511s %n", &gap, &end, &woken, hs, &n) != 4;
+    for (j = 0; !bad && p[n] != '\0'; j++) {
+        bad = j == ARRAY_SIZE(opt) ||
+              sscanf(p + n, "%lld %n", &opt[j], &m) != 1 ||
+              opt[j] < (j ? -1 : 0) || opt[j] > INT64_MAX / 4;
+        n += bad ? 0 : m;
+    }
+    if (bad || gap < 0 || gap > INT64_MAX / 4 ||
         woken < 0 || woken > 2 || !strchr("pft", end)) {
         fail("%s:%u: expected 'i <wait_ns> p|f|t 0|1|2 <handlers>|- "
-             "[<polled_ns>]'", name, lineno);
+             "[<polled_ns> [<cap_ns> [<set_ns>]]]'", name, lineno);
     }
     it.gap = gap;
     it.end = end == 'p' ? END_POLLED : end == 'f' ? END_FD : END_TIMER;
     it.woken = woken == 1;
     it.pending = woken == 0;
-    it.polled = polled;
+    it.polled = opt[0];
+    it.cap = opt[1];
+    it.set = opt[2];
     if (strcmp(hs, "-")) {
         g_auto(GStrv) ids = g_strsplit(hs, ",", -1);
         int i;
@@ -295,6 +310,9 @@ static Trace *trace_parse(FILE *f, const char *name)
         g_strchomp(line);
         if (sscanf(p, "# ios %lld", &t) == 1 && t >= 0) {
             complete.ios = t;
+        }
+        if (sscanf(p, "# idle-poll-ns %lld", &t) == 1 && t >= 0) {
+            complete.idle_ns = t;
         }
         if (*p == '#' || *p == '\0') {
             continue;
@@ -751,6 +769,7 @@ typedef struct {
     uint64_t in_list;               /* handlers in the poll list */
     int64_t ns[MAX_HANDLERS];       /* estimate or own polling time */
     int64_t poll_ns;                /* POLICY_SERIES: ctx->poll_ns */
+    int64_t idle_ns;                /* POLICY_UNPATCHED: see Trace */
 
     /* POLICY_COST */
     CostState cost;
@@ -816,6 +835,7 @@ static int64_t sim_poll_ns(Sim *s)
         return s->in_list ? s->poll_ns : 0;
     case POLICY_UNPATCHED:
         /* try_poll_mode() of 10.2.2 */
+        ns = s->idle_ns;
         for (h = 0; h < s->nh; h++) {
             if (s->in_list & (1ULL << h)) {
                 ns = MAX(ns, s->ns[h]);
@@ -1010,8 +1030,10 @@ static int gap_cmp(const void *a, const void *b);
  *
  * A blocking wakeup costs @cpu_ns of CPU and adds @lat_ns of latency (both
  * measured on the host by harness/wakeup/wakeup_cost.c).  Polling costs its
- * own time in CPU.  For an iteration whose event comes @a ns after the wait
- * started, with polling time P:
+ * own time in CPU, and an iteration that polls at all pays @entry_ns more
+ * for entering and leaving poll mode (P below is the polling time plus
+ * that, for P > 0).  For an iteration whose event comes @a ns after the
+ * wait started, with polling time P:
  *
  *   polled event, a <= P:  caught; CPU a
  *   fd event,     a <= P:  polling does not see it: CPU P, latency P - a,
@@ -1024,11 +1046,16 @@ static int gap_cmp(const void *a, const void *b);
  *
  * In a complete trace a recorded wait that slept ended lat_ns after its
  * event came, so a = wait - lat_ns there, but not before the recorded run
- * stopped polling if a polled handler ended it; otherwise a = wait.  A
- * wait that the recorded run's polling caught (woken 2) was not there when
- * the wait began: a = wait, and a policy that polls less sleeps for it.  block_ns, what
- * the policy sees, is a when the event is caught, P for a hidden fd event,
- * and a + lat_ns after a wakeup.
+ * stopped polling if a polled handler ended it; a timer ends the wait when
+ * it expires, and otherwise a = wait.  A wait that the recorded run's
+ * polling caught (woken 2) was not there when the wait began: a = wait,
+ * and a policy that polls less sleeps for it; one that catches it too sees
+ * block_ns = the recorded polling (wall clock), as the recorded run did.
+ * No policy polls longer than the iteration's cap (the wait's timeout, 0
+ * when bottom halves are pending or the fd monitor needs a wait first); a
+ * timer wait that polling reaches the cap of ends without sleeping.
+ * block_ns, what the policy sees, is a when the event is caught, P for a
+ * hidden fd event, and a + lat_ns after a wakeup.
  *
  * References: never polling (P = 0), polling to poll-max-ns, the best fixed
  * polling time in hindsight (the P that gives the least CPU over the whole
@@ -1039,6 +1066,7 @@ static int gap_cmp(const void *a, const void *b);
 typedef struct {
     int64_t cpu_ns;
     int64_t lat_ns;
+    int64_t entry_ns;   /* CPU of entering and leaving poll mode */
 } Price;
 
 typedef struct {
@@ -1050,8 +1078,8 @@ typedef struct {
 
 static int64_t iter_arrival(const Iter *it, const Price *pr)
 {
-    if (!it->woken) {
-        return it->gap;
+    if (!it->woken || it->end == END_TIMER) {
+        return it->gap;     /* a timer's wait ends when it expires */
     }
     /*
      * A polled handler's event that the recorded run slept for came after
@@ -1071,17 +1099,36 @@ static int64_t priced_wait(const Iter *it, const Price *pr, int64_t poll_ns,
                            Priced *r)
 {
     int64_t a = iter_arrival(it, pr);
+    int64_t reach;
 
-    if (a <= poll_ns) {
+    if (it->cap >= 0 && poll_ns >= it->cap) {
+        /*
+         * try_poll_mode() polls no longer than the wait's timeout; a timer
+         * due then ends the wait without sleeping
+         */
+        poll_ns = it->cap;
+        if (it->end == END_TIMER && poll_ns > 0 && a > poll_ns) {
+            r->polled_ns += poll_ns + pr->entry_ns;
+            return a;
+        }
+    }
+    /* Entering and leaving poll mode costs entry_ns on top of polling */
+    reach = poll_ns ? poll_ns + pr->entry_ns : 0;
+
+    if (a <= reach) {
         if (it->end == END_FD) {
-            r->polled_ns += poll_ns;
-            r->latency_ns += poll_ns - a;
-            return poll_ns;
+            r->polled_ns += reach;
+            r->latency_ns += reach - a;
+            return reach;
         }
         r->polled_ns += a;
-        return a;
+        /*
+         * What the recorded run's policy saw of an event it caught: the
+         * wall-clock time, preemption included
+         */
+        return !it->woken && !it->pending ? MAX(a, it->polled) : a;
     }
-    r->polled_ns += poll_ns;
+    r->polled_ns += reach;
     if (it->pending) {
         return a;           /* there when the fd wait began */
     }
@@ -1101,10 +1148,24 @@ static Priced replay_priced(const Trace *tr, const Params *p,
 
     sim_init(&s, p, pol, tr->nh);
     s.wakeup_ns = pr->cpu_ns;
+    s.idle_ns = tr->idle_ns;
     for (i = 0; i < tr->n; i++) {
         const Iter *it = &tr->it[i];
-        int64_t block_ns = priced_wait(it, pr, sim_poll_ns(&s), &r);
+        int64_t poll_ns = sim_poll_ns(&s);
+        uint64_t wakeups = r.wakeups;
+        int64_t block_ns = priced_wait(it, pr, poll_ns, &r);
 
+        if (i < dump_iters) {
+            g_autofree char *name = policy_name(pol);
+
+            fprintf(stderr, "%s %s #%zu: wait %" PRId64 " end %c rec %s "
+                    "polled %" PRId64 " cap %" PRId64 " set %" PRId64
+                    " | poll %" PRId64 " %s\n", tr->name,
+                    name, i, it->gap, "pft"[it->end],
+                    it->woken ? "slept" : it->pending ? "pending" : "caught",
+                    it->polled, it->cap, it->set, poll_ns,
+                    r.wakeups > wakeups ? "slept" : "no-sleep");
+        }
         sim_adjust(&s, it->fired, block_ns, i);
     }
     sim_cleanup(&s);
@@ -1133,7 +1194,9 @@ static Priced replay_optimum(const Trace *tr, const Price *pr)
         if (tr->it[i].pending) {
             continue;       /* the fd wait finds it: nothing to pay */
         }
-        if (a <= pr->cpu_ns) {
+        if (a <= pr->cpu_ns &&
+            (tr->it[i].cap < 0 || a <= tr->it[i].cap ||
+             tr->it[i].end == END_TIMER)) {
             r.polled_ns += a;
         } else {
             r.wakeups++;
@@ -1784,6 +1847,9 @@ static void usage(FILE *f)
 "  --wakeup-cpu NS  CPU time of one blocking wakeup (default %d)\n"
 "  --wakeup-latency NS\n"
 "                   latency of one blocking wakeup (default %d)\n"
+"  --poll-entry NS  CPU time of entering and leaving poll mode, paid by\n"
+"                   every iteration that polls, on top of its polling\n"
+"                   (default 0)\n"
 "\n"
 "Synthetic traces:\n", DEFAULT_MAX_NS, DEFAULT_WAKEUP_CPU_NS,
             DEFAULT_WAKEUP_LATENCY_NS);
@@ -1830,6 +1896,7 @@ int main(int argc, char **argv)
         { "priced", no_argument, NULL, 'p' },
         { "wakeup-cpu", required_argument, NULL, 'W' },
         { "wakeup-latency", required_argument, NULL, 'L' },
+        { "poll-entry", required_argument, NULL, 'E' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -1896,6 +1963,9 @@ int main(int argc, char **argv)
             break;
         case 'W':
             price.cpu_ns = parse_num("--wakeup-cpu", optarg);
+            break;
+        case 'E':
+            price.entry_ns = parse_num("--poll-entry", optarg);
             break;
         case 'L':
             price.lat_ns = parse_num("--wakeup-latency", optarg);

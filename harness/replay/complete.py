@@ -13,22 +13,33 @@ benchmark runner measured it) only the iterations that started inside it.
 Each blocking iteration becomes one line of the complete trace that
 aio-poll-replay --priced reads:
 
-    i <wait_ns> <end> <woken> <handlers> <polled_ns>
+    i <wait_ns> <end> <woken> <handlers> <polled_ns> <cap_ns> <set_ns>
 
   end       p: a polled handler was ready (polling could catch it), or
             nothing was but bottom halves ran: aio_notify() woke the loop,
             and polling catches that through the AioContext's notifier;
             f: only fds without io_poll() (a socket); t: nothing (a timer)
-  woken     1 if the wait slept: polling did not catch the event and the fd
-            wait took longer than --sleep-ns; 2 if polling caught it; else 0
-            (the event was there when the fd wait began)
-  wait_ns   from the start of aio_poll() to the event: to the end of the
-            fd wait if it slept, else to the end of polling; if polling
-            caught it, the thread's CPU time of that polling (the trace's
-            cpu_poll), which leaves out the time the thread was preempted
+  woken     1 if the wait slept: polling did not catch the event and the
+            thread blocked in the fd wait (a voluntary context switch there;
+            logs without one: the wait took longer than --sleep-ns); 2 if
+            polling caught it; else 0 (the event was there when the fd wait
+            began)
+  wait_ns   from the start of aio_poll() to the end of the fd wait; if
+            polling caught the event, the thread's CPU time of that polling
+            (the trace's cpu_poll), which leaves out the time the thread
+            was preempted
   polled_ns how long the recorded run polled (start of aio_poll() to the
             end of try_poll_mode()): an event of a polled handler that it
-            slept for came after that
+            slept for came after that; if polling caught the event, the
+            block_ns that the policy saw (wall clock, to the end of the
+            fd check)
+  cap_ns    the most that any policy could have polled in this iteration:
+            try_poll_mode() polls for no longer than the wait's timeout (a
+            timer due, or 0 when bottom halves are pending) and not at all
+            when the fd monitor needs a wait first; -1: no cap
+  set_ns    the polling time that the recorded run's policy had set (before
+            the cap), to check a replay of that policy iteration by
+            iteration; -1: not recorded
   handlers  the polled handlers that were ready, as ids in order of first
             appearance, comma separated; '-' for none
 
@@ -47,15 +58,25 @@ import re
 import sys
 
 READY = re.compile(r"aio_poll_ready ctx (\S+) node (\S+) polled (\d)")
-ITER = re.compile(r"aio_poll_iter ctx (\S+) blocking (\d) t0 (\d+) "
+ITER = re.compile(r"aio_poll_iter ctx (\S+) (?:blocking (\d) )?t0 (\d+) "
                   r"t_poll (\d+) t_wait (\d+) (?:cpu_poll (\d+) )?"
-                  r"caught (\d) bh (\d) timers (\d)")
+                  r"(?:slept (\d+) )?(?:cap (-?\d+) )?"
+                  r"(?:poll_ns (\d+) )?"
+                  r"(?:caught (\d) bh (\d) timers (\d)|flags (\d+))")
+
+
+def iter_flags(m):
+    """(caught, bh) of an aio_poll_iter match, old or new format"""
+    if m.group(13) is not None:
+        f = int(m.group(13))
+        return bool(f & 1), bool(f & 2)
+    return m.group(10) == "1", m.group(11) == "1"
 
 
 def parse(path):
-    """{ctx: [(t0, t_poll, t_wait, cpu_poll, caught, bh, [(node, polled)])]}
-    of the blocking iterations; cpu_poll is None in logs of older traced
-    builds"""
+    """{ctx: [(t0, t_poll, t_wait, cpu_poll, slept, cap, poll_ns, caught,
+    bh, [(node, polled)])]} of the blocking iterations; cpu_poll, slept, cap
+    and poll_ns are None in logs of older traced builds"""
     per_ctx, ready = {}, {}
     with open(path, errors="replace") as f:
         for line in f:
@@ -69,37 +90,71 @@ def parse(path):
                 continue
             ctx = m.group(1)
             nodes = ready.pop(ctx, [])
-            if m.group(2) != "1":
+            if m.group(2) == "0":
                 continue
+            # (newer traced builds log blocking iterations only)
             per_ctx.setdefault(ctx, []).append(
                 (int(m.group(3)), int(m.group(4)), int(m.group(5)),
                  None if m.group(6) is None else int(m.group(6)),
-                 m.group(7) == "1", m.group(8) == "1", nodes))
+                 None if m.group(7) is None else int(m.group(7)),
+                 None if m.group(8) is None else int(m.group(8)),
+                 None if m.group(9) is None else int(m.group(9)),
+                 *iter_flags(m), nodes))
     return per_ctx
+
+
+def poll_cap(pns, cap):
+    """how long try_poll_mode() polled for, caught nothing aside"""
+    if pns is None:
+        return 0
+    return pns if cap is None or cap < 0 else min(pns, cap)
 
 
 def complete(iters, window, sleep_ns):
     ids = {}
     lines = []
+    # The thread's CPU time in try_poll_mode() when it did not poll (the
+    # clock reads and the checks before polling) is what every iteration
+    # pays, polling or not; what an iteration that polled and caught
+    # nothing paid beyond that and its polling time is the cost of entering
+    # and leaving poll mode
+    if window:
+        iters = [it for it in iters if window[0] <= it[0] / 1e9 < window[1]]
+    base = [it[3] for it in iters if it[3] is not None and
+            poll_cap(it[6], it[5]) == 0]
+    base = int(sum(base) / len(base)) if base else 0
+    entry = [it[3] - base - poll_cap(it[6], it[5]) for it in iters
+             if it[3] is not None and poll_cap(it[6], it[5]) > 0 and
+             not it[7]]
     meas = {"iterations": 0, "polling_ns": 0, "polling_cpu_ns": 0,
+            "set_min": None, "cpu_base_ns": base,
+            "poll_entry_ns": int(sum(entry) / len(entry)) if entry else None,
+            "polled_iterations": len(entry),
             "caught": 0, "slept": 0, "ends": {"p": 0, "f": 0, "t": 0}}
-    for t0, t_poll, t_wait, cpu_poll, caught, bh, nodes in iters:
-        if window and not window[0] <= t0 / 1e9 < window[1]:
-            continue
+    for t0, t_poll, t_wait, cpu_poll, vcsw, cap, pns, caught, bh, nodes \
+            in iters:
         if bh and not nodes:
             nodes = [("notifier", True)]
         polled = sorted({ids.setdefault(n, len(ids)) for n, p in nodes if p})
         if polled and max(polled) >= 64:
             sys.exit("complete.py: more than 64 polled handlers")
         end = "p" if polled else "f" if nodes else "t"
-        slept = not caught and t_wait - t_poll > sleep_ns
-        wait = (t_wait if slept else t_poll) - t0
+        if vcsw is not None:
+            slept = not caught and vcsw > 0
+        else:
+            slept = not caught and t_wait - t_poll > sleep_ns
+        wait = (t_poll if caught else t_wait) - t0
         if caught and cpu_poll is not None:
             # what polling took to catch it, without preemption
-            wait = min(wait, cpu_poll)
-        lines.append("i %d %s %d %s %d\n" % (
+            wait = min(wait, max(cpu_poll - base, 0))
+        lines.append("i %d %s %d %s %d %d %d\n" % (
             wait, end, 2 if caught else int(slept),
-            ",".join(map(str, polled)) or "-", t_poll - t0))
+            ",".join(map(str, polled)) or "-",
+            (t_wait if caught else t_poll) - t0,
+            -1 if cap is None else cap, -1 if pns is None else pns))
+        if pns is not None:
+            meas["set_min"] = pns if meas["set_min"] is None \
+                else min(meas["set_min"], pns)
         meas["iterations"] += 1
         meas["polling_ns"] += t_poll - t0
         if cpu_poll is None or meas["polling_cpu_ns"] is None:
@@ -127,6 +182,11 @@ def main():
     ap.add_argument("--sleep-ns", type=int, default=4000,
                     help="an fd wait longer than this slept (default 4000)")
     ap.add_argument("--header", action="append", default=[])
+    ap.add_argument("--idle-poll", action="store_true",
+                    help="the run was 10.2.2's policy: write the least "
+                    "polling time it set as '# idle-poll-ns', the time of "
+                    "the handlers without events, which 10.2.2 never "
+                    "adjusts")
     a = ap.parse_args()
 
     per_ctx = parse(a.log)
@@ -146,7 +206,8 @@ def main():
             if a.out.endswith(".gz") else open
         with opener(a.out, "wt") as f:
             f.write("# aio-poll-replay complete trace: "
-                    "i <wait_ns> <end> <woken> <handlers> <polled_ns>\n")
+                    "i <wait_ns> <end> <woken> <handlers> <polled_ns> "
+                    "<cap_ns> <set_ns>\n")
             for h in a.header:
                 f.write("# %s\n" % h)
             f.write("# from %d blocking iterations of AioContext %s%s; "
@@ -155,6 +216,8 @@ def main():
                         " in %.3f..%.3f s" % tuple(a.window) if a.window
                         else "", a.sleep_ns))
             f.write("# ios %d\n" % a.ios)
+            if a.idle_poll and meas["set_min"] is not None:
+                f.write("# idle-poll-ns %d\n" % meas["set_min"])
             f.writelines(lines)
     if a.json:
         with open(a.json, "w") as f:

@@ -48,6 +48,7 @@ POLICY_VARIANT = {"never-poll": "floor", "unpatched": "unpatched",
 MEASURED_FIELDS = ["venue", "workload", "variant", "round", "ios",
                    "iterations", "polling_ns", "polling_overhead_ns",
                    "polling_cpu_ns", "polling_cpu_overhead_ns",
+                   "polled_iterations", "poll_entry_ns",
                    "caught", "slept", "vcsw", "iops", "lat_mean_us",
                    "iothread_cpu_ms", "trace"]
 VARIANT_POLICY = {v: p for p, v in POLICY_VARIANT.items()}
@@ -74,11 +75,13 @@ def convert(a):
             name = trace_name(row)
             out = os.path.join(a.traces, name + ".trace.gz")
             js = os.path.join(a.traces, name + ".json")
+            # 10.2.2's runs: the polling time of handlers without events
+            idle = ["--idle-poll"] if row["variant"] == "unpatched" else []
             subprocess.run(
                 [sys.executable, COMPLETE, log, "--out", out, "--json", js,
                  "--window", row["window_t0"], row["window_t1"],
-                 "--ios", row["ios"], "--sleep-ns", str(a.sleep_ns),
-                 "--header", "%s %s, variant %s (%s), round %s: %s IOPS, "
+                 "--ios", row["ios"], "--sleep-ns", str(a.sleep_ns)] + idle +
+                ["--header", "%s %s, variant %s (%s), round %s: %s IOPS, "
                  "mean latency %s us" % (row["venue"], row["workload"],
                                          row["variant"], row["props"] or
                                          "defaults", row["round"],
@@ -94,6 +97,9 @@ def convert(a):
                 "polling_ns": m["polling_ns"], "polling_overhead_ns": 0,
                 "polling_cpu_ns": "" if m["polling_cpu_ns"] is None
                 else m["polling_cpu_ns"], "polling_cpu_overhead_ns": "",
+                "polled_iterations": m.get("polled_iterations", 0),
+                "poll_entry_ns": "" if m.get("poll_entry_ns") is None
+                else m["poll_entry_ns"],
                 "caught": m["caught"], "slept": m["slept"],
                 "vcsw": int(float(row["iothread_vcsw"])),
                 "iops": row["iops"], "lat_mean_us": row["lat_mean_us"],
@@ -121,10 +127,20 @@ def convert(a):
     print("evidence.py: %d runs converted into %s" % (len(rows), a.traces))
 
 
-def replay(a, traces):
+def poll_entry(measured):
+    """the CPU of entering and leaving poll mode: the median over the runs
+    that polled in at least 100 iterations of what each measured"""
+    e = sorted(int(r["poll_entry_ns"]) for r in measured
+               if r.get("poll_entry_ns", "") != "" and
+               int(r["polled_iterations"]) >= 100)
+    return e[len(e) // 2] if e else 0
+
+
+def replay(a, traces, entry):
     out = subprocess.run(
         [a.replay, "--priced", "--weights", "1,2,3,4", "--wakeup-cpu",
-         str(a.wakeup_cpu), "--wakeup-latency", str(a.wakeup_latency)]
+         str(a.wakeup_cpu), "--wakeup-latency", str(a.wakeup_latency),
+         "--poll-entry", str(entry)]
         + traces, cwd=a.traces, check=True, capture_output=True, text=True)
     return list(csv.DictReader(out.stdout.splitlines()))
 
@@ -183,7 +199,10 @@ def validate(a):
             for r in measured}
     if not any(r["variant"] == "floor" for r in measured):
         sys.exit("evidence.py: no floor runs in %s" % a.traces)
-    priced = replay(a, [r["trace"] for r in measured])
+    entry = poll_entry(measured)
+    print("evidence.py: entering and leaving poll mode costs %d ns "
+          "(median of the runs)" % entry)
+    priced = replay(a, [r["trace"] for r in measured], entry)
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "replay-priced.csv"), "w", newline="") as f:
         w = csv.writer(f)
