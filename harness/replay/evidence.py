@@ -140,7 +140,8 @@ def validate(a):
                     "optimum_cpu_ns", "wakeup_latency_ns", "ios",
                     "fixed_poll_ns"])
         for p in priced:
-            pol = {"unpatched": "unpatched", "series-w3": "series"}.get(
+            pol = {"unpatched": "unpatched", "series-w3": "series",
+                   "new-w3": "new"}.get(
                 p["policy"], p["policy"])
             w.writerow([p["trace"].replace(".trace.gz", ""), pol,
                         p["wakeup_cost_ns"], p["polling_ns"], p["wakeups"],
