@@ -35,14 +35,18 @@
  *
  * The policies:
  *
- *   series w=N   the policy of this tree: aio_adjust_polling_time() with
- *                poll-weight N.  It is replayed twice, in lockstep: with
- *                the pure functions of util/aio-posix.h
- *                (aio_poll_estimate_fired(), aio_poll_estimate_idle(),
- *                aio_poll_ns_update()) and with the real
- *                aio_adjust_polling_time() on a real AioContext with fake
- *                handlers.  Both must agree on every polling time and every
- *                estimate, or the tool fails.
+ *   series w=N   the policy of patches 1-8 (QEMU 11.1's) with poll-weight
+ *                N, replayed with a copy of the pure functions that patch
+ *                2 adds to util/aio-posix.h (series_estimate_fired(),
+ *                series_estimate_idle(), series_ns_update() below), since
+ *                patch 9 replaces them.
+ *   new w=N      (--priced only) the policy of patch 9, the cost-minimising
+ *                one: replayed twice, in lockstep, with the pure functions
+ *                of util/aio-posix.h (aio_poll_hist_add(),
+ *                aio_poll_hist_best(), with the tree's AIO_POLL_WAKEUP_NS)
+ *                and with the real aio_adjust_polling_time() on a real
+ *                AioContext with fake handlers.  Both must agree on every
+ *                polling time, or the tool fails.
  *   unpatched    QEMU 10.2.2: each handler adapts its own polling time,
  *                starting at 4 us, growing by poll-grow (0 selects 2)
  *                while block_ns is above it and below poll-max-ns,
@@ -159,7 +163,7 @@ typedef enum {
     POLICY_ORACLE,
     POLICY_UNPATCHED,
     POLICY_SERIES,
-    POLICY_COST,        /* --priced only: a candidate, see cost_adjust() */
+    POLICY_NEW,         /* --priced only: patch 9, see new_adjust() */
 } PolicyKind;
 
 typedef struct {
@@ -658,107 +662,43 @@ static void fake_io_poll_ready(EventNotifier *e)
 }
 
 /*
- * POLICY_COST, a candidate policy (not in the series): it learns how long
- * the waits of the AioContext last and polls for the time that minimises
- * the expected CPU of the next wait, polling plus a priced wakeup.
- *
- * The waits are counted in COST_BINS bins by length, with edges at
- * poll-max-ns >> (COST_BINS - 1 - j), plus one bin for waits past
- * poll-max-ns, separately for waits that polled handlers ended (polling
- * can catch them) and for the others (fds that polling cannot see,
- * timers).  Each wait adds to its bin with a weight that grows by
- * 1/2^poll-weight per wait, which is the same as decaying all the others
- * by that much: the weight sets how fast the counts follow new waits.
- *
- * The expected CPU of polling for T = edge j is, with C the price of a
- * wakeup:
- *   polled waits in bins <= j: their length (caught)
- *   other waits in bins <= j:  T (polling does not end them; no wakeup)
- *   all waits in bins > j:     T + C
- * and of T = 0, C per wait.  The policy polls for the cheapest T, and
- * looks at no handler, so its cost per iteration does not grow with the
- * number of polled handlers.
+ * The pure functions of util/aio-posix.h in patches 2-8 (QEMU 11.1's
+ * policy), which patch 9 replaces: copied here so that the replay keeps
+ * modelling the series' policy against the tree with patch 9.
  */
-#define COST_BINS 8
-#define COST_ONE (UINT64_C(1) << 16)
-
-typedef struct {
-    uint64_t inc;                       /* current weight of one wait */
-    uint64_t n_polled[COST_BINS + 1];
-    uint64_t n_other[COST_BINS + 1];
-    uint64_t sum_polled[COST_BINS + 1]; /* weighted lengths, in ns */
-} CostState;
-
-static int cost_bin(int64_t a, int64_t max_ns)
+static int64_t series_estimate_fired(int64_t est, int64_t block_ns,
+                                     int64_t max_ns, int weight)
 {
-    int j;
+    /* Both terms are below 2^63, so the unsigned sum cannot wrap */
+    uint64_t e = est ? (uint64_t)est - ((uint64_t)est >> weight) +
+                       ((uint64_t)block_ns >> weight)
+                     : (uint64_t)block_ns;
 
-    for (j = 0; j < COST_BINS; j++) {
-        if (a <= max_ns >> (COST_BINS - 1 - j)) {
-            return j;
+    return e < (uint64_t)max_ns ? e : 0;
+}
+
+static int64_t series_estimate_idle(int64_t est, int64_t block_ns,
+                                    int64_t max_ns)
+{
+    return est && block_ns < max_ns - est ? est + block_ns : 0;
+}
+
+static int64_t series_ns_update(int64_t poll_ns, int64_t target,
+                                int64_t max_ns, int64_t grow, int64_t shrink)
+{
+    int64_t ns;
+
+    if (target > poll_ns) {
+        if (__builtin_mul_overflow(poll_ns, grow, &ns) || ns > max_ns) {
+            ns = max_ns;
         }
+        return MIN(MAX(ns, target), max_ns);
     }
-    return COST_BINS;
-}
-
-static void cost_rescale(CostState *c, int shift)
-{
-    int j;
-
-    c->inc >>= shift;
-    for (j = 0; j <= COST_BINS; j++) {
-        c->n_polled[j] >>= shift;
-        c->n_other[j] >>= shift;
-        c->sum_polled[j] >>= shift;
+    if (target == 0 ||
+        (!__builtin_mul_overflow(target + 1, shrink, &ns) && ns <= poll_ns)) {
+        return poll_ns / shrink;
     }
-}
-
-/* Count one wait of @block_ns; @polled if polled handlers ended it */
-static void cost_add(CostState *c, int64_t block_ns, bool polled,
-                     int64_t max_ns, int weight)
-{
-    int j = cost_bin(block_ns, max_ns);
-
-    if (!c->inc) {
-        c->inc = COST_ONE;
-    }
-    if (polled) {
-        c->n_polled[j] += c->inc;
-        c->sum_polled[j] += (uint64_t)MIN(block_ns, max_ns) * (c->inc >> 8);
-    } else {
-        c->n_other[j] += c->inc;
-    }
-    c->inc += c->inc >> weight ? c->inc >> weight : 1;
-    if (c->inc > (UINT64_C(1) << 30)) {
-        cost_rescale(c, 14);
-    }
-}
-
-/* The polling time that minimises the expected CPU of a wait */
-static int64_t cost_poll_ns(const CostState *c, int64_t max_ns,
-                            int64_t wakeup_ns)
-{
-    uint64_t n_after = 0, best_cost, cost, caught = 0, other = 0;
-    int64_t best = 0, t;
-    int j;
-
-    for (j = 0; j <= COST_BINS; j++) {
-        n_after += c->n_polled[j] + c->n_other[j];
-    }
-    /* Costs in units of ns * COST_ONE / 256, as sum_polled */
-    best_cost = (n_after >> 8) * wakeup_ns;
-    for (j = 0; j < COST_BINS; j++) {
-        t = max_ns >> (COST_BINS - 1 - j);
-        caught += c->sum_polled[j];
-        other += c->n_other[j];
-        n_after -= c->n_polled[j] + c->n_other[j];
-        cost = caught + (other >> 8) * t + (n_after >> 8) * (t + wakeup_ns);
-        if (cost < best_cost) {
-            best_cost = cost;
-            best = t;
-        }
-    }
-    return best;
+    return poll_ns;
 }
 
 /* The state of one replay */
@@ -768,14 +708,13 @@ typedef struct {
     int nh;
     uint64_t in_list;               /* handlers in the poll list */
     int64_t ns[MAX_HANDLERS];       /* estimate or own polling time */
-    int64_t poll_ns;                /* POLICY_SERIES: ctx->poll_ns */
+    int64_t poll_ns;                /* POLICY_SERIES, POLICY_NEW: poll_ns */
     int64_t idle_ns;                /* POLICY_UNPATCHED: see Trace */
 
-    /* POLICY_COST */
-    CostState cost;
-    int64_t wakeup_ns;
+    /* POLICY_NEW */
+    AioPollHistogram hist;
 
-    /* POLICY_SERIES: the real aio_adjust_polling_time(), in lockstep */
+    /* POLICY_NEW: the real aio_adjust_polling_time(), in lockstep */
     AioContext *ctx;
     EventNotifier e[MAX_HANDLERS];
     AioHandler *node[MAX_HANDLERS];
@@ -786,7 +725,7 @@ static void sim_init(Sim *s, const Params *p, const Policy *pol, int nh)
     int h;
 
     *s = (Sim) { .p = p, .pol = *pol, .nh = nh };
-    if (pol->kind != POLICY_SERIES) {
+    if (pol->kind != POLICY_NEW) {
         return;
     }
 
@@ -831,7 +770,7 @@ static int64_t sim_poll_ns(Sim *s)
 
     switch (s->pol.kind) {
     case POLICY_SERIES:
-    case POLICY_COST:
+    case POLICY_NEW:
         return s->in_list ? s->poll_ns : 0;
     case POLICY_UNPATCHED:
         /* try_poll_mode() of 10.2.2 */
@@ -847,10 +786,7 @@ static int64_t sim_poll_ns(Sim *s)
     }
 }
 
-/*
- * aio_adjust_polling_time() with the functions of util/aio-posix.h, on the
- * Sim's state instead of an AioContext
- */
+/* aio_adjust_polling_time() of patches 2-8, on the Sim's state */
 static void series_adjust(Sim *s, uint64_t fired, int64_t block_ns)
 {
     const Params *p = s->p;
@@ -864,29 +800,36 @@ static void series_adjust(Sim *s, uint64_t fired, int64_t block_ns)
             continue;
         }
         if (fired & (1ULL << h)) {
-            s->ns[h] = aio_poll_estimate_fired(s->ns[h], block_ns, p->max_ns,
-                                               weight);
+            s->ns[h] = series_estimate_fired(s->ns[h], block_ns, p->max_ns,
+                                             weight);
             target = MAX(target, s->ns[h]);
             any = true;
         } else {
-            s->ns[h] = aio_poll_estimate_idle(s->ns[h], block_ns, p->max_ns);
+            s->ns[h] = series_estimate_idle(s->ns[h], block_ns, p->max_ns);
         }
     }
     if (any) {
-        s->poll_ns = aio_poll_ns_update(s->poll_ns, target, p->max_ns,
-                                        p->grow ? p->grow
-                                                : AIO_POLL_GROW_DEFAULT,
-                                        p->shrink ? p->shrink
-                                                  : AIO_POLL_SHRINK_DEFAULT);
+        s->poll_ns = series_ns_update(s->poll_ns, target, p->max_ns,
+                                      p->grow ? p->grow
+                                              : AIO_POLL_GROW_DEFAULT,
+                                      p->shrink ? p->shrink
+                                                : AIO_POLL_SHRINK_DEFAULT);
     }
 }
 
-/* The same with the real aio_adjust_polling_time(); both must agree */
-static void series_adjust_ctx(Sim *s, uint64_t fired, int64_t block_ns,
-                              size_t iter)
+/*
+ * The policy of patch 9 with the pure functions of util/aio-posix.h, and the
+ * same with the real aio_adjust_polling_time(); both must agree
+ */
+static void new_adjust(Sim *s, uint64_t fired, int64_t block_ns, size_t iter)
 {
     AioContext *ctx = s->ctx;
+    int weight = s->pol.weight ? s->pol.weight : AIO_POLL_WEIGHT_DEFAULT;
     int h;
+
+    aio_poll_hist_add(&s->hist, block_ns, fired != 0, s->p->max_ns, weight);
+    s->poll_ns = aio_poll_hist_best(&s->hist, s->p->max_ns,
+                                    AIO_POLL_WAKEUP_NS);
 
     for (h = 0; h < s->nh; h++) {
         AioHandler *node = s->node[h];
@@ -894,10 +837,9 @@ static void series_adjust_ctx(Sim *s, uint64_t fired, int64_t block_ns,
         if (fired & (1ULL << h)) {
             /* What aio_dispatch_handler() and its caller do */
             if (!QLIST_IS_INSERTED(node, node_poll)) {
-                node->poll.ns = 0;
                 QLIST_INSERT_HEAD(&ctx->poll_aio_handlers, node, node_poll);
             }
-            node->poll.fired = true;
+            ctx->poll_fired = true;
         }
     }
 
@@ -906,17 +848,9 @@ static void series_adjust_ctx(Sim *s, uint64_t fired, int64_t block_ns,
     qemu_lockcnt_dec(&ctx->list_lock);
 
     if (ctx->poll_ns != s->poll_ns) {
-        fail("%s w=%d, iteration %zu: aio_adjust_polling_time() set "
-             "poll_ns %" PRId64 ", the replay %" PRId64,
-             "series", s->pol.weight, iter, ctx->poll_ns, s->poll_ns);
-    }
-    for (h = 0; h < s->nh; h++) {
-        if (s->node[h]->poll.ns != s->ns[h]) {
-            fail("series w=%d, iteration %zu: handler %d's estimate is "
-                 "%" PRId64 " in aio_adjust_polling_time(), %" PRId64
-                 " in the replay", s->pol.weight, iter, h,
-                 s->node[h]->poll.ns, s->ns[h]);
-        }
+        fail("new w=%d, iteration %zu: aio_adjust_polling_time() set "
+             "poll_ns %" PRId64 ", the replay %" PRId64, s->pol.weight, iter,
+             ctx->poll_ns, s->poll_ns);
     }
 }
 
@@ -934,7 +868,6 @@ static void sim_adjust(Sim *s, uint64_t fired, int64_t block_ns, size_t iter)
     switch (s->pol.kind) {
     case POLICY_SERIES:
         series_adjust(s, fired, block_ns);
-        series_adjust_ctx(s, fired, block_ns, iter);
         break;
     case POLICY_UNPATCHED:
         /* aio_dispatch_ready_handlers() of 10.2.2 */
@@ -946,10 +879,8 @@ static void sim_adjust(Sim *s, uint64_t fired, int64_t block_ns, size_t iter)
             }
         }
         break;
-    case POLICY_COST:
-        cost_add(&s->cost, block_ns, fired != 0, s->p->max_ns,
-                 s->pol.weight ? s->pol.weight : AIO_POLL_WEIGHT_DEFAULT);
-        s->poll_ns = cost_poll_ns(&s->cost, s->p->max_ns, s->wakeup_ns);
+    case POLICY_NEW:
+        new_adjust(s, fired, block_ns, iter);
         break;
     default:
         g_assert_not_reached();
@@ -1147,7 +1078,6 @@ static Priced replay_priced(const Trace *tr, const Params *p,
     size_t i;
 
     sim_init(&s, p, pol, tr->nh);
-    s.wakeup_ns = pr->cpu_ns;
     s.idle_ns = tr->idle_ns;
     for (i = 0; i < tr->n; i++) {
         const Iter *it = &tr->it[i];
@@ -1278,11 +1208,11 @@ static void run_priced(FILE *out, Trace **trs, int ntr, const Params *p,
                    : g_strdup_printf("series-w%d", pols[j].weight);
             priced_row(out, tr, name, &r, &opt, pr);
             if (pols[j].kind == POLICY_SERIES) {
-                Policy cost = { POLICY_COST, pols[j].weight };
+                Policy new = { POLICY_NEW, pols[j].weight };
 
                 g_free(name);
-                r = replay_priced(tr, p, &cost, pr);
-                name = g_strdup_printf("cost-w%d", pols[j].weight);
+                r = replay_priced(tr, p, &new, pr);
+                name = g_strdup_printf("new-w%d", pols[j].weight);
                 priced_row(out, tr, name, &r, &opt, pr);
             }
         }
@@ -1355,8 +1285,8 @@ static char *policy_name(const Policy *pol)
         return g_strdup("unpatched");
     case POLICY_SERIES:
         return g_strdup_printf("series w=%d", pol->weight);
-    case POLICY_COST:
-        return g_strdup_printf("cost w=%d", pol->weight);
+    case POLICY_NEW:
+        return g_strdup_printf("new w=%d", pol->weight);
     }
     g_assert_not_reached();
 }

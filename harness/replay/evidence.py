@@ -27,8 +27,9 @@
       --max-error and --check is given.
 
 Policies and the variants of their real runs: unpatched = 10.2.2's policy
-(variant 'unpatched'), series-wN = the series at poll-weight N ('wN'),
-never-poll = the floor itself ('floor').
+(variant 'unpatched'), series-wN = the series' upstream-equivalent patches
+1-8 at poll-weight N ('wN'), new-w3 = the whole series (patch 9's policy)
+at the default weight ('new'), never-poll = the floor itself ('floor').
 """
 
 import argparse
@@ -44,7 +45,7 @@ COMPLETE = os.path.join(HERE, "complete.py")
 # policy name in aio-poll-replay --priced -> benchmark variant of its run
 POLICY_VARIANT = {"never-poll": "floor", "unpatched": "unpatched",
                   "series-w1": "w1", "series-w2": "w2", "series-w3": "w3",
-                  "series-w4": "w4"}
+                  "series-w4": "w4", "new-w3": "new"}
 MEASURED_FIELDS = ["venue", "workload", "variant", "round", "ios",
                    "iterations", "polling_ns", "polling_overhead_ns",
                    "polling_cpu_ns", "polling_cpu_overhead_ns",
@@ -211,7 +212,8 @@ def validate(a):
                     "optimum_cpu_ns", "wakeup_latency_ns", "ios",
                     "fixed_poll_ns"])
         for p in priced:
-            pol = {"unpatched": "unpatched", "series-w3": "series"}.get(
+            pol = {"unpatched": "unpatched", "series-w3": "series",
+                   "new-w3": "new"}.get(
                 p["policy"], p["policy"])
             w.writerow([p["trace"].replace(".trace.gz", ""), pol,
                         p["wakeup_cost_ns"], p["polling_ns"], p["wakeups"],
