@@ -183,6 +183,8 @@ cmd_evidence() {
             "$EVIDENCE_TRACES/"
         cp "$out/replay-validation.csv" "$out/replay-priced.csv" \
             "$EVIDENCE_RESULTS/"
+        cp "$out/validation.md" "$EVIDENCE_RESULTS/replay-validation.md"
+        cp "$out/priced.md" "$EVIDENCE_RESULTS/replay-priced.md"
         cp "$out/wakeup-cost.csv" "$EVIDENCE_RESULTS/"
         say "saved the recordings in $EVIDENCE_TRACES and the tables in $EVIDENCE_RESULTS"
     fi
@@ -205,7 +207,8 @@ evidence_check() {
         --out "$out" --wakeup-cpu "${price% *}" --wakeup-latency "${price#* }" ||
         return 1
     cmp "$out/replay-validation.csv" "$EVIDENCE_RESULTS/replay-validation.csv" &&
-        cmp "$out/replay-priced.csv" "$EVIDENCE_RESULTS/replay-priced.csv" || {
+        cmp "$out/replay-priced.csv" "$EVIDENCE_RESULTS/replay-priced.csv" &&
+        cmp "$out/priced.md" "$EVIDENCE_RESULTS/replay-priced.md" || {
         echo "the committed tables in results/ are not what the recordings give now"
         return 1
     }

@@ -110,14 +110,16 @@ def convert(a):
     # is polled: the floor's time per iteration there is that overhead,
     # and is taken off every run's polling time of the same venue and
     # workload
+    # (from the floor run of the same round: the host's noise drifts
+    # between rounds by about as much as the overhead itself)
     for key in ("polling_ns", "polling_cpu_ns"):
         floor = {}
         for r in rows:
             if r["variant"] == "floor" and r[key] != "":
-                floor.setdefault((r["venue"], r["workload"]), []).append(
-                    r[key] / r["iterations"])
+                floor.setdefault((r["venue"], r["workload"], r["round"]),
+                                 []).append(r[key] / r["iterations"])
         for r in rows:
-            f = floor.get((r["venue"], r["workload"]))
+            f = floor.get((r["venue"], r["workload"], r["round"]))
             if f and r[key] != "":
                 r[key.replace("_ns", "_overhead_ns")] = \
                     int(sum(f) / len(f) * r["iterations"])
@@ -178,10 +180,11 @@ def compare(vrows, trace, policy, source, pred_run, ios, run):
         # Only the replay of a run's own trace is judged: the floor's
         # trace replayed through a policy also carries the closed loop (the
         # policy's real run had other arrivals), which is reported.
-        # Polling of under 50 ns per I/O is below what the trace can tell
-        # from try_poll_mode()'s own overhead: not judged.
+        # Polling of under 1 us per I/O is below what the trace can tell
+        # from try_poll_mode()'s own overhead, whose per-I/O figure moves
+        # by up to 0.5 us between floor runs: not judged.
         judged = source == "own" and not (
-            metric == "polling_ns_per_io" and max(pred, meas) < 50)
+            metric == "polling_ns_per_io" and max(pred, meas) < 1000)
         if judged:
             worst = max(worst, abs(err))
         vrows.append({"trace": trace, "policy": policy, "metric": metric,
@@ -265,6 +268,7 @@ def validate(a):
                     "" if r["judged"] or source != "own"
                     else " (not judged)"))
             f.write("\n")
+    write_priced_md(a, measured, priced)
     print("evidence.py: %d comparisons, largest judged error %.1f%%; "
           "wrote %s" % (len(vrows), 100 * worst, a.out))
     if a.check and worst > a.max_error:
@@ -272,6 +276,89 @@ def validate(a):
               (100 * a.max_error))
         return 1
     return 0
+
+
+def write_priced_md(a, measured, priced):
+    """priced.md: per workload and round, each policy priced on its own
+    run's trace (the figures the validation checks) against the references
+    of that trace, and every policy on the floor's trace (same arrivals
+    for all, the closed loop left out)"""
+    by = {(p["trace"], p["policy"]): p for p in priced}
+    rows = {}
+    for r in measured:
+        rows.setdefault((r["venue"], r["workload"], r["round"]), {})[
+            r["variant"]] = r
+    order = [p for p in POLICY_VARIANT if p != "never-poll"]
+
+    def per_io(p, key):
+        return int(p[key]) / int(p["ios"]) / 1000
+
+    with open(os.path.join(a.out, "priced.md"), "w") as f:
+        f.write("CPU and added latency per I/O in us (wakeup %d ns of CPU, "
+                "%d ns of latency).\n\n" % (a.wakeup_cpu, a.wakeup_latency))
+        f.write("Measured: each real run's polling (the thread's CPU time "
+                "in try_poll_mode(), less the same round's floor's) plus "
+                "its blocking wakeups (voluntary context switches) at the "
+                "price; latency = wakeups x the wakeup latency; x opt / x "
+                "fix: over the optimum / the best fixed polling time of "
+                "the run's own trace.\n\n| workload | round | policy | "
+                "CPU | latency | x opt | x fix |\n"
+                "|---|---|---|--:|--:|--:|--:|\n")
+        for (venue, wl, rnd), runs in sorted(rows.items()):
+            for pol in ["never-poll"] + order:
+                run = runs.get(POLICY_VARIANT[pol])
+                if not run:
+                    continue
+                ios = int(run["ios"])
+                cpu = measured_polling(run) + int(run["vcsw"]) * a.wakeup_cpu
+                opt = by[(run["trace"], "optimum")]
+                fix = by[(run["trace"], "best-fixed")]
+                f.write("| %s-%s | %s | %s | %.1f | %.1f | %.2f | %.2f |\n"
+                        % (venue, wl, rnd, pol, cpu / ios / 1000,
+                           int(run["vcsw"]) * a.wakeup_latency / ios / 1000,
+                           cpu / max(int(opt["cpu_ns"]), 1),
+                           cpu / max(int(fix["cpu_ns"]), 1)))
+        f.write("\n")
+        f.write("Own trace: each policy on the trace of its own run; "
+                "x opt: its CPU over the optimum's on that trace; x fix: "
+                "over the best fixed polling time's.\n\n"
+                "| workload | round | policy | CPU | latency | x opt | "
+                "x fix |\n|---|---|---|--:|--:|--:|--:|\n")
+        for (venue, wl, rnd), runs in sorted(rows.items()):
+            for pol in ["never-poll"] + order:
+                run = runs.get(POLICY_VARIANT[pol])
+                if not run:
+                    continue
+                p = by.get((run["trace"], pol))
+                opt = by.get((run["trace"], "optimum"))
+                fix = by.get((run["trace"], "best-fixed"))
+                if not p:
+                    continue
+                f.write("| %s-%s | %s | %s | %.1f | %.1f | %.2f | %.2f |\n"
+                        % (venue, wl, rnd, pol, per_io(p, "cpu_ns"),
+                           per_io(p, "added_latency_ns"),
+                           int(p["cpu_ns"]) / max(int(opt["cpu_ns"]), 1),
+                           int(p["cpu_ns"]) / max(int(fix["cpu_ns"]), 1)))
+        f.write("\nFloor trace: every policy on the floor run's trace "
+                "(the same arrivals; not validated: the closed loop is "
+                "left out).\n\n| workload | round | policy | CPU | "
+                "latency | x opt | x fix |\n|---|---|---|--:|--:|--:|--:|\n")
+        for (venue, wl, rnd), runs in sorted(rows.items()):
+            fl = runs.get("floor")
+            if not fl:
+                continue
+            opt = by[(fl["trace"], "optimum")]
+            fix = by[(fl["trace"], "best-fixed")]
+            for pol in ["never-poll"] + order + ["poll-to-max", "best-fixed",
+                                                 "optimum"]:
+                p = by.get((fl["trace"], pol))
+                if not p:
+                    continue
+                f.write("| %s-%s | %s | %s | %.1f | %.1f | %.2f | %.2f |\n"
+                        % (venue, wl, rnd, pol, per_io(p, "cpu_ns"),
+                           per_io(p, "added_latency_ns"),
+                           int(p["cpu_ns"]) / max(int(opt["cpu_ns"]), 1),
+                           int(p["cpu_ns"]) / max(int(fix["cpu_ns"]), 1)))
 
 
 def main():
