@@ -56,6 +56,8 @@ Options:
   --workloads LIST         sat,rate (default both); mix adds seed 001's
                            mix scaled to 2 cores: randread, randwrite,
                            read, write; 8k; QD8; numjobs 1 and 4
+  --round-major            each round visits every venue before the next
+                           round starts (a run cut short keeps every venue)
   --pin none|split         split: pin the vCPU thread to the first CPU
                            and the IOThread(s) to the last one, after
                            boot (guest venues; default none)
@@ -220,7 +222,7 @@ cmd_bench() {
     local venue=both variants=$BENCH_ALL_VARIANTS runs=3 warmup=1 runtime=10
     local workloads=sat,rate full= rate=1340,2000 aio=native mib=256
     local watchdog=120 fio_args= out= report_only= dry= custom=() specs=() v spec dir
-    local iter_trace= pin=none
+    local iter_trace= pin=none round_major=
     BENCH_BASE_DIR=$BW/base/build-all
     BENCH_SERIES_DIR=$BW/series/build-all
     while [ $# -gt 0 ]; do
@@ -239,6 +241,7 @@ cmd_bench() {
         --fio-args) fio_args=${2?}; shift ;;
         --iter-trace) iter_trace=--iter-trace ;;
         --pin) pin=${2:?}; shift ;;
+        --round-major) round_major=--round-major ;;
         --disk-mib) mib=${2:?}; shift ;;
         --watchdog) watchdog=${2:?}; shift ;;
         --base-dir) BENCH_BASE_DIR=$(bench_dir_of "${2:?}"); shift ;;
@@ -358,7 +361,7 @@ cmd_bench() {
         --workloads "$workloads" $full --watchdog "$watchdog" \
         --rate-iops-guest "${rate%%,*}" --rate-iops-nbd "${rate##*,}" \
         --aio "$aio" --fio-args="$fio_args" --disk "$disk" $iter_trace \
-        --disks "$disks" --pin "$pin" \
+        --disks "$disks" --pin "$pin" $round_major \
         --kernel "$(bench_first "$APW_CACHE/guest/vmlinux" "$APW_CACHE/guest/vmlinuz")" \
         --initrd "$APW_CACHE/guest/initramfs.cpio" \
         --bios-dir "$APW_CACHE/guest/bios" "${args[@]}" || rc=$?

@@ -843,6 +843,27 @@ class NbdDaemon:
 
 # ---------------------------------------------------------------- matrix
 
+def schedule(venues, variants, warmup, runs, round_major=False):
+    """[(round, venue, variant)] in run order.  Rounds go round-robin over
+    the variants, the order rotated by one each round; a warm-up round
+    (round <= 0) is one boot, of each variant in turn.  Venue by venue, or
+    with round_major each round visits every venue before the next round
+    starts, so that a run cut short still has every venue, with fewer
+    rounds."""
+    n = len(variants)
+    rounds = list(range(1 - warmup if warmup else 1, runs + 1))
+
+    def order(rnd):
+        if rnd <= 0:
+            return [variants[-rnd % n]]
+        k = (rnd - 1) % n
+        return variants[k:] + variants[:k]
+
+    if round_major:
+        return [(r, ve, v) for r in rounds for ve in venues for v in order(r)]
+    return [(r, ve, v) for ve in venues for r in rounds for v in order(r)]
+
+
 class Matrix:
     def __init__(self, a):
         self.a = a
@@ -948,24 +969,19 @@ class Matrix:
         a = self.a
         n = len(self.variants)
         try:
+            jobs = {venue: venue_jobs(a, venue) for venue in a.venues}
             for venue in a.venues:
-                jobs = venue_jobs(a, venue)
                 log("== %s: %d variant(s) x %d workload(s), %d warm-up + %d "
                     "measured round(s), %d s each" % (
-                        venue, n, len(jobs), a.warmup, a.runs, a.runtime))
-                for rnd in range(1 - a.warmup if a.warmup else 1, a.runs + 1):
-                    if rnd <= 0:   # warm-up: one boot, of each variant in turn
-                        order = [self.variants[-rnd % n]]
-                    else:
-                        k = (rnd - 1) % n
-                        order = self.variants[k:] + self.variants[:k]
-                    for v in order:
-                        if (venue, v.label) in self.broken:
-                            continue
-                        if is_guest(venue):
-                            self.guest_round(rnd, v, jobs, venue)
-                        else:
-                            self.nbd_round(rnd, v, jobs)
+                        venue, n, len(jobs[venue]), a.warmup, a.runs, a.runtime))
+            for rnd, venue, v in schedule(a.venues, self.variants, a.warmup,
+                                          a.runs, a.round_major):
+                if (venue, v.label) in self.broken:
+                    continue
+                if is_guest(venue):
+                    self.guest_round(rnd, v, jobs[venue], venue)
+                else:
+                    self.nbd_round(rnd, v, jobs[venue])
         finally:
             shutil.rmtree(self.sockdir, ignore_errors=True)
             self.csv_f.close()
@@ -993,7 +1009,8 @@ def write_meta(a):
         "host": "%s, %d CPUs, %s" % (os.uname().release, os.cpu_count(), model),
         "venues": ",".join(a.venues),
         "rounds": "%d warm-up + %d measured, %d s of fio per job, round-robin "
-                  "rotated" % (a.warmup, a.runs, a.runtime),
+                  "rotated%s" % (a.warmup, a.runs, a.runtime,
+                                 ", every venue in each round" if a.round_major else ""),
         "workloads": "%s%s; rate-limited job at %d IOPS (guest), %d IOPS (nbd)" % (
             a.workloads, " + full matrix" if a.full_matrix else "",
             a.rate_iops_guest, a.rate_iops_nbd),
@@ -1042,6 +1059,9 @@ def main():
     ap.add_argument("--disks", default="",
                     help="comma list of the multi-disk venues' data disk "
                     "files (8)")
+    ap.add_argument("--round-major", action="store_true",
+                    help="each round visits every venue (a run cut short "
+                    "keeps every venue)")
     ap.add_argument("--pin", choices=("none", "split"), default="none",
                     help="split: vCPU and IOThreads on different CPUs "
                     "(guest venues)")

@@ -376,6 +376,18 @@ class MultiDisk(unittest.TestCase):
         with self.assertRaises(SystemExit):
             self.boot("guest8", self.args(disks=["/d/a"])).disk_args()
 
+    def test_schedule(self):
+        s = run.schedule(["guest", "guest8"], ["a", "b", "c"], 1, 2)
+        self.assertEqual([(r, ve, v) for r, ve, v in s if ve == "guest"],
+                         [(0, "guest", "a"), (1, "guest", "a"), (1, "guest", "b"),
+                          (1, "guest", "c"), (2, "guest", "b"), (2, "guest", "c"),
+                          (2, "guest", "a")])
+        self.assertEqual(s[7][1], "guest8")         # venue by venue
+        m = run.schedule(["guest", "guest8"], ["a", "b", "c"], 1, 2, True)
+        self.assertEqual(sorted(m), sorted(s))      # the same boots
+        self.assertEqual([x[1] for x in m[:8]],
+                         ["guest", "guest8"] + ["guest"] * 3 + ["guest8"] * 3)
+
     def test_pin_plan(self):
         self.assertEqual(run.pin_plan([10], [20, 21], {0, 1}),
                          {10: 0, 20: 1, 21: 1})
@@ -406,7 +418,8 @@ class PairedReport(unittest.TestCase):
                              "lat_p99_us": "300", "other_cpu_ms": "10",
                              "other_window_s": "4",
                              "iothread_vcsw_per_kio": "500",
-                             "iothread_cpu_ms_per_kio": str(cpu * drift),
+                             "iothread_sched_ms_per_kio": str(cpu * drift),
+                             "iothread_cpu_ms_per_kio": "1",
                              "qemu_cpu_ms_per_kio": "400"})
         return rows
 
@@ -414,7 +427,7 @@ class PairedReport(unittest.TestCase):
         cells, order = report.group(self.rows())
         cs = cells[("guest8x2", "randread-8k-qd8-j4")]
         # paired within rounds, the drift cancels: unpatched is 1.2x
-        iv = report.ratio_iv(cs, "unpatched", "iothread_cpu_ms_per_kio", "floor")
+        iv = report.ratio_iv(cs, "unpatched", "iothread_sched_ms_per_kio", "floor")
         self.assertAlmostEqual(iv[0], 1.2)
         self.assertAlmostEqual(iv[1], 1.2)
         # w3 against its own build's floor
