@@ -5,6 +5,13 @@
 BENCH_PY=/usr/bin/python3
 BENCH_DIR=$APW_ROOT/harness/bench
 BENCH_ALL_VARIANTS="unpatched w0 w1 w2 w3 w4 floor upstream upstream-floor"
+# --long: the run whose results are committed in results/bench-multidisk/
+# (about 31 min on 2 idle cores): the 1-disk and both 8-disk guests, the
+# saturating and the rate-limited job, every build beside its own floor,
+# vCPU and IOThreads pinned apart, every venue in each round.
+BENCH_LONG="--venue guest,guest8,guest8x2 --workloads sat,rate
+ --variants unpatched,floor,w3,series-floor,upstream,upstream-floor
+ --runs 7 --warmup 1 --runtime 4 --pin split --round-major"
 
 bench_usage() {
     cat <<EOF
@@ -32,6 +39,9 @@ per-round paired ratios to the floor and to unpatched with 95% intervals
 and the verdict words (met, missed, not resolved).
 
 Options:
+  --long                   the long run of RESULTS.md (about 31 min):
+                           $(echo $BENCH_LONG)
+                           (options after --long override it)
   --venue LIST             comma list of guest, guest8, guest8x2, nbd;
                            both = guest,nbd (the default), multi =
                            guest8,guest8x2, all = every venue
@@ -228,6 +238,7 @@ cmd_bench() {
     while [ $# -gt 0 ]; do
         case "$1" in
         -h|--help) bench_usage; return 0 ;;
+        --long) shift; set -- $BENCH_LONG "$@"; continue ;;
         --venue) venue=${2:?}; shift ;;
         --variants) variants=$(echo "${2:?}" | tr , ' '); shift ;;
         --variant) custom+=("${2:?}"); shift ;;
