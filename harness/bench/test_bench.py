@@ -372,6 +372,20 @@ class MultiDisk(unittest.TestCase):
         self.assertEqual({x for j in jobs for x in j["args"] if x.startswith("--rw=")},
                          {"--rw=randread", "--rw=randwrite", "--rw=read", "--rw=write"})
 
+    def test_iter_trace_in_multi_disk_guest(self):
+        with tempfile.TemporaryDirectory() as d:
+            a = self.args(iter_trace=True, bios_dir="/bios", kernel="/k",
+                          initrd="/i")
+            v = run.Variant("w3=/b/series:poll-weight=3")
+            cmd = run.GuestBoot(a, v, [{"name": "j", "args": ["--rw=read"]}],
+                                d, "/tmp", "guest8x2").cmdline()
+            i = cmd.index("-trace")
+            self.assertEqual(cmd[i + 1], "enable=aio_poll_*,file=" +
+                             os.path.join(d, "iter-trace.log"))
+            self.assertEqual(cmd.count("-device"), 8)
+            with open(os.path.join(d, "jobs.txt")) as f:
+                self.assertEqual(f.read(), "j --rw=read --ioengine=libaio\n")
+
     def test_too_few_disks(self):
         with self.assertRaises(SystemExit):
             self.boot("guest8", self.args(disks=["/d/a"])).disk_args()
