@@ -73,6 +73,7 @@ class Cell:
 
     def __init__(self, label):
         self.label, self.rows, self.hangs, self.errors = label, [], 0, 0
+        self.disturbed = 0
         self.props, self.rate = "", ""
 
     def values(self, key):
@@ -91,7 +92,11 @@ class Cell:
         return statistics.median(v), min(v), max(v)
 
 
-def group(rows):
+def group(rows, max_other=None):
+    """Cells of the measured rounds.  With max_other (% of a core), a run
+    whose window saw other processes take more than that is counted in
+    Cell.disturbed and left out (the paired statistics then pair only the
+    rounds both variants kept)."""
     cells = {}   # (venue, workload) -> {label: Cell}
     order = []
     for r in rows:
@@ -107,7 +112,11 @@ def group(rows):
         if r.get("hang") == "1":
             c.hangs += 1
         elif r["status"] == "ok":
-            c.rows.append(r)
+            o = other_pct(r)
+            if max_other is not None and o is not None and o > max_other:
+                c.disturbed += 1
+            else:
+                c.rows.append(r)
         else:
             c.errors += 1
     return cells, order
@@ -444,11 +453,16 @@ def main():
     ap.add_argument("--order", default="",
                     help="variant labels in table order (default: as run)")
     ap.add_argument("--no-plots", action="store_true")
+    ap.add_argument("--keep-disturbed", action="store_true",
+                    help="keep the runs whose window saw other processes "
+                    "take more than %d%% of a core (left out by default)"
+                    % OTHER_WARN_PCT)
     a = ap.parse_args()
     rows = load(os.path.join(a.dir, "samples.csv"))
     if not rows:
         sys.exit("report.py: no samples in %s" % a.dir)
-    cells, seen = group(rows)
+    cells, seen = group(rows, None if a.keep_disturbed else OTHER_WARN_PCT)
+    disturbed = sum(c.disturbed for cs in cells.values() for c in cs.values())
     order = [x for x in a.order.split(",") if x]
     order += [x for x in seen if x not in order]
     meta = {}
@@ -473,10 +487,16 @@ def main():
         out.append("- CPU of other processes on the host during the "
                    "windows (not QEMU, not fio): median %.0f%%, max %.0f%% "
                    "of one core" % (statistics.median(other), max(other)))
-        if max(other) > OTHER_WARN_PCT:
+        if max(other) > OTHER_WARN_PCT and a.keep_disturbed:
             out.append("- **warning: up to %.0f%% of a core went to something "
                        "else during a measured window: another job shared "
                        "the cores, the figures are suspect**" % max(other))
+        elif max(other) > OTHER_WARN_PCT:
+            out.append("- **%d of %d measured runs left out**: other processes "
+                       "took more than %d%% of a core during their window "
+                       "(up to %.0f%%); every figure below is without them "
+                       "(--keep-disturbed keeps them)" % (
+                           disturbed, len(measured), OTHER_WARN_PCT, max(other)))
     out.append("- verdicts and [intervals]: per-round paired ratios, geometric "
                "mean over the rounds, 95% t interval; the min-max tables "
                "further down: medians over the measured rounds, (min-max) "

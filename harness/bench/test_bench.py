@@ -437,6 +437,18 @@ class PairedReport(unittest.TestCase):
                              "qemu_cpu_ms_per_kio": "400"})
         return rows
 
+    def test_disturbed_runs_left_out(self):
+        rows = self.rows()
+        # round 2 of w3: another process took 75% of a core
+        bad = next(r for r in rows if r["variant"] == "w3" and r["round"] == "2")
+        bad["other_cpu_ms"] = "3000"
+        cells, _ = report.group(rows, report.OTHER_WARN_PCT)
+        cs = cells[("guest8x2", "randread-8k-qd8-j4")]
+        self.assertEqual((len(cs["w3"].rows), cs["w3"].disturbed), (4, 1))
+        self.assertEqual(report.ratio_iv(cs, "w3", report.IO_CPU, "floor")[3], 4)
+        cells, _ = report.group(rows)
+        self.assertEqual(len(cells[("guest8x2", "randread-8k-qd8-j4")]["w3"].rows), 5)
+
     def test_paired_ratios_and_verdicts(self):
         cells, order = report.group(self.rows())
         cs = cells[("guest8x2", "randread-8k-qd8-j4")]
