@@ -5,24 +5,46 @@
 BENCH_PY=/usr/bin/python3
 BENCH_DIR=$APW_ROOT/harness/bench
 BENCH_ALL_VARIANTS="unpatched w0 w1 w2 w3 w4 floor upstream upstream-floor"
+# --long: the run whose results are committed in results/bench-multidisk/
+# (about 31 min on 2 idle cores): the 1-disk and both 8-disk guests, the
+# saturating and the rate-limited job, every build beside its own floor,
+# vCPU and IOThreads pinned apart, every venue in each round.
+BENCH_LONG="--venue guest,guest8,guest8x2 --workloads sat,rate
+ --variants unpatched,floor,w3,series-floor,upstream,upstream-floor
+ --runs 7 --warmup 1 --runtime 4 --pin split --round-major"
 
 bench_usage() {
     cat <<EOF
 usage: ./apw bench [OPTIONS]
 
 Measures IOPS, latency and host CPU per I/O of the poll-weight series
-against the unpatched base, over two venues:
-  guest  qemu-system-x86_64 -accel tcg boots a busybox+fio guest; fio runs
-         on a virtio-blk disk (a host file, O_DIRECT) served by IOThread io1
-  nbd    qemu-storage-daemon exports the file over NBD on a unix socket
-         from IOThread io1; fio's nbd engine runs on the host
-Workloads: randread 8k QD8 (saturating) and randread 8k QD1 at a fixed rate
-(where polling can help latency).  CPU (utime+stime) of the QEMU process
-and of the IOThread is taken over fio's I/O window only.  Variants run
-round-robin, the order rotated each round; one warm-up boot first.
+against the unpatched base, in these venues:
+  guest     qemu-system-x86_64 -accel tcg boots a busybox+fio guest; fio
+            runs on a virtio-blk disk (a host file, O_DIRECT) served by
+            IOThread io1
+  guest8    the same guest with 8 virtio-blk data disks (8 files, aio as
+            --aio, cache.direct=on), all on IOThread io1; every fio job
+            spreads its I/O over the 8 disks, numjobs 4
+  guest8x2  the 8 disks split over IOThreads io1 and io2; the IOThread
+            figures (CPU, context switches) are summed over both
+  nbd       qemu-storage-daemon exports the file over NBD on a unix socket
+            from IOThread io1; fio's nbd engine runs on the host
+Workloads: randread 8k QD8 (saturating; numjobs 4 in the 8-disk guests)
+and randread 8k QD1 at a fixed total rate (where polling can help
+latency; numjobs 4 in the 8-disk guests, each at a quarter of the rate).
+CPU (utime+stime) of the QEMU process and of the IOThread is taken over
+fio's I/O window only.  Variants run round-robin, the order rotated each
+round; one warm-up boot first.  report.md gives, per variant, the
+per-round paired ratios to the floor and to unpatched with 95% intervals
+and the verdict words (met, missed, not resolved).
 
 Options:
-  --venue guest|nbd|both   venues to run (default both)
+  --long                   the long run of RESULTS.md (about 31 min):
+                           $(echo $BENCH_LONG)
+                           (options after --long override it)
+  --venue LIST             comma list of guest, guest8, guest8x2, nbd;
+                           both = guest,nbd (the default), multi =
+                           guest8,guest8x2, all = every venue
   --variants LIST          comma list out of: $BENCH_ALL_VARIANTS
                            (default all of them)
                              unpatched  base build, IOThread defaults
@@ -41,7 +63,14 @@ Options:
   --runs N                 measured rounds (default 3)
   --warmup N               warm-up boots, not reported (default 1)
   --runtime S              seconds of fio per job (default 10)
-  --workloads LIST         sat,rate (default both)
+  --workloads LIST         sat,rate (default both); mix adds seed 001's
+                           mix scaled to 2 cores: randread, randwrite,
+                           read, write; 8k; QD8; numjobs 1 and 4
+  --round-major            each round visits every venue before the next
+                           round starts (a run cut short keeps every venue)
+  --pin none|split         split: pin the vCPU thread to the first CPU
+                           and the IOThread(s) to the last one, after
+                           boot (guest venues; default none)
   --full-matrix            add the seeds' matrix: bs 8k/128k, iodepth 8,
                            numjobs 1/4/8/16, seq/rand, read/write
   --rate-iops G[,N]        rate of the QD1 job in the guest and over NBD
@@ -143,8 +172,10 @@ bench_guest() {
 
 # The data disk: a file of random data on the work folder's file system
 # (ext4 here; O_DIRECT must work there).  Made once per size.
+# bench_disk MIB [SUFFIX]: one more file per suffix (the multi-disk venues'
+# disks are disk-MIBM-m0.img .. -m7.img).
 bench_disk() {
-    local mib=$1 f=$BW/bench/disk-${1}M.img
+    local mib=$1 f=$BW/bench/disk-${1}M${2:+-$2}.img
     if [ ! -f "$f" ] || [ "$(stat -c %s "$f")" != $((mib * 1048576)) ]; then
         mkdir -p "$BW/bench"
         say "writing the ${mib} MiB data disk $f" >&2
@@ -201,12 +232,13 @@ cmd_bench() {
     local venue=both variants=$BENCH_ALL_VARIANTS runs=3 warmup=1 runtime=10
     local workloads=sat,rate full= rate=1340,2000 aio=native mib=256
     local watchdog=120 fio_args= out= report_only= dry= custom=() specs=() v spec dir
-    local iter_trace=
+    local iter_trace= pin=none round_major=
     BENCH_BASE_DIR=$BW/base/build-all
     BENCH_SERIES_DIR=$BW/series/build-all
     while [ $# -gt 0 ]; do
         case "$1" in
         -h|--help) bench_usage; return 0 ;;
+        --long) shift; set -- $BENCH_LONG "$@"; continue ;;
         --venue) venue=${2:?}; shift ;;
         --variants) variants=$(echo "${2?}" | tr , ' '); shift ;;
         --variant) custom+=("${2:?}"); shift ;;
@@ -219,6 +251,8 @@ cmd_bench() {
         --aio) aio=${2:?}; shift ;;
         --fio-args) fio_args=${2?}; shift ;;
         --iter-trace) iter_trace=--iter-trace ;;
+        --pin) pin=${2:?}; shift ;;
+        --round-major) round_major=--round-major ;;
         --disk-mib) mib=${2:?}; shift ;;
         --watchdog) watchdog=${2:?}; shift ;;
         --base-dir) BENCH_BASE_DIR=$(bench_dir_of "${2:?}"); shift ;;
@@ -239,9 +273,15 @@ cmd_bench() {
     fi
     case "$venue" in
     both) venue=guest,nbd ;;
-    guest|nbd) ;;
-    *) die "--venue must be guest, nbd or both" ;;
+    multi) venue=guest8,guest8x2 ;;
+    all) venue=guest,guest8,guest8x2,nbd ;;
     esac
+    for v in ${venue//,/ }; do
+        case "$v" in guest|guest8|guest8x2|nbd) ;;
+        *) die "unknown venue '$v' (guest, guest8, guest8x2, nbd; both, multi, all)" ;;
+        esac
+    done
+    case "$pin" in none|split) ;; *) die "--pin must be none or split" ;; esac
     case "$aio" in native|io_uring) ;; *) die "--aio must be native or io_uring" ;; esac
     for v in runs warmup runtime mib watchdog; do
         [[ ${!v} =~ ^[0-9]+$ ]] || die "--$v wants a number, not '${!v}'"
@@ -249,7 +289,7 @@ cmd_bench() {
     [ "$runs" -ge 1 ] && [ "$runtime" -ge 1 ] || die "--runs and --runtime must be >= 1"
     [[ $rate =~ ^[0-9]+(,[0-9]+)?$ ]] || die "--rate-iops wants G or G,N"
     for v in ${workloads//,/ }; do
-        case "$v" in sat|rate) ;; *) die "unknown workload '$v' (sat, rate)" ;; esac
+        case "$v" in sat|rate|mix) ;; *) die "unknown workload '$v' (sat, rate, mix)" ;; esac
     done
     [ -n "${workloads//,/}" ] || [ -n "$full" ] || die "no workloads"
 
@@ -263,14 +303,16 @@ cmd_bench() {
     done
     [ ${#specs[@]} -gt 0 ] || die "no variants"
 
-    local nv=${#specs[@]} nw=0 est
+    local nv=${#specs[@]} nw=0 est ng=0 gv
     [[ $workloads == *sat* ]] && nw=$((nw + 1))
     [[ $workloads == *rate* ]] && nw=$((nw + 1))
+    [[ $workloads == *mix* ]] && nw=$((nw + 8))
     [ -n "$full" ] && nw=$((nw + 31))
     est=0
+    for gv in ${venue//,/ }; do [[ $gv == guest* ]] && ng=$((ng + 1)); done
     # Measured on 2 idle cores: a guest boot costs about 5 s plus 1 s of
     # fio start-up per job; NBD about 0.6 s per job.
-    [[ $venue == *guest* ]] && est=$((est + (warmup + runs * nv) * (5 + nw * (runtime + 1))))
+    est=$((est + ng * (warmup + runs * nv) * (5 + nw * (runtime + 1))))
     [[ $venue == *nbd* ]] && est=$((est + (warmup + runs * nv) * (1 + nw * runtime)))
     say "plan: venues $venue; variants: ${specs[*]}"
     say "plan: workloads $workloads${full:+ + full matrix}, $warmup warm-up + $runs rounds of ${runtime} s; about $((est / 60 + 1)) min"
@@ -294,8 +336,13 @@ cmd_bench() {
 
     bench_deps
     [[ $venue == *guest* ]] && bench_guest
-    local disk
+    local disk disks= i
     disk=$(bench_disk "$mib")
+    if [[ $venue == *guest8* ]]; then
+        for i in 0 1 2 3 4 5 6 7; do
+            disks=${disks:+$disks,}$(bench_disk "$mib" "m$i")
+        done
+    fi
 
     local stamp latest=
     stamp=$(date +%Y%m%d-%H%M%S)
@@ -325,6 +372,7 @@ cmd_bench() {
         --workloads "$workloads" $full --watchdog "$watchdog" \
         --rate-iops-guest "${rate%%,*}" --rate-iops-nbd "${rate##*,}" \
         --aio "$aio" --fio-args="$fio_args" --disk "$disk" $iter_trace \
+        --disks "$disks" --pin "$pin" $round_major \
         --kernel "$(bench_first "$APW_CACHE/guest/vmlinux" "$APW_CACHE/guest/vmlinuz")" \
         --initrd "$APW_CACHE/guest/initramfs.cpio" \
         --bios-dir "$APW_CACHE/guest/bios" "${args[@]}" || rc=$?

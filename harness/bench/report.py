@@ -9,6 +9,13 @@ measured rounds), the IOThread's and the whole QEMU process's CPU per 1000
 I/Os, latency, and ratios of medians against `unpatched` and `floor`.
 Round 0 (warm-up), errors and hangs are left out of the figures; hangs are
 counted.  Prints the markdown and the plot paths.
+
+Then the paired statistics (stats.py): per round, each variant's ratio to
+its own build's floor and to unpatched; over the rounds the geometric mean
+with a 95% t interval, and the verdict words of TARGETS (met, missed, not
+resolved); the spread of the per-round ratios and the rounds it would take
+for +-5%; plots/ratios-*.png, each variant's ratio to its floor with its
+interval and the target as a line.
 """
 
 import argparse
@@ -18,6 +25,9 @@ import math
 import os
 import statistics
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import stats  # noqa: E402
 
 REFS = ("unpatched", "floor")
 # CPU outside QEMU and fio, in % of one core, above which a run is suspect.
@@ -63,6 +73,7 @@ class Cell:
 
     def __init__(self, label):
         self.label, self.rows, self.hangs, self.errors = label, [], 0, 0
+        self.disturbed = 0
         self.props, self.rate = "", ""
 
     def values(self, key):
@@ -81,7 +92,11 @@ class Cell:
         return statistics.median(v), min(v), max(v)
 
 
-def group(rows):
+def group(rows, max_other=None):
+    """Cells of the measured rounds.  With max_other (% of a core), a run
+    whose window saw other processes take more than that is counted in
+    Cell.disturbed and left out (the paired statistics then pair only the
+    rounds both variants kept)."""
     cells = {}   # (venue, workload) -> {label: Cell}
     order = []
     for r in rows:
@@ -97,7 +112,11 @@ def group(rows):
         if r.get("hang") == "1":
             c.hangs += 1
         elif r["status"] == "ok":
-            c.rows.append(r)
+            o = other_pct(r)
+            if max_other is not None and o is not None and o > max_other:
+                c.disturbed += 1
+            else:
+                c.rows.append(r)
         else:
             c.errors += 1
     return cells, order
@@ -220,17 +239,230 @@ def plot(cells, order, title, path):
     plt.close(fig)
 
 
+# ---------------------------------------------------- paired statistics
+
+# The IOThread's CPU in the paired statistics: its schedstat run time (ns,
+# /proc/PID/task/TID/schedstat), exact where utime+stime are sampled in
+# clock ticks.
+IO_CPU = "iothread_sched_ms_per_kio"
+
+# (key, title, lo, hi, which workloads, against): the targets, as bounds on
+# a ratio; "own floor" is stats.floor_of's.
+TARGETS = [
+    (IO_CPU, "IOThread CPU per I/O vs own floor",
+     None, 1.05, "all", "floor"),
+    ("iops", "IOPS vs unpatched", 0.95, None, "sat", "unpatched"),
+    # a precondition of "keeps 90% of the gain": is there a gain at all?
+    ("lat_mean_us", "mean latency vs own floor (polling's gain)",
+     None, 1.0, "rate", "floor"),
+]
+# (key, title, against) of the ratio columns, the targets' first
+RATIOS = [
+    (IO_CPU, "IOThread CPU/I/O vs own floor", "floor"),
+    ("iothread_vcsw_per_kio", "wakeups/I/O vs own floor", "floor"),
+    ("iops", "IOPS vs own floor", "floor"),
+    ("lat_mean_us", "mean lat vs own floor", "floor"),
+    ("iops", "IOPS vs unpatched", "unpatched"),
+    (IO_CPU, "IOThread CPU/I/O vs unpatched", "unpatched"),
+    ("lat_mean_us", "mean lat vs unpatched", "unpatched"),
+]
+MEDIANS = [("iops", "IOPS", "%.0f"), ("lat_mean_us", "lat mean us", "%.0f"),
+           ("lat_p99_us", "p99 us", "%.0f"),
+           (IO_CPU, "IOThread CPU ms/1k I/O (schedstat)", "sig"),
+           ("iothread_vcsw_per_kio", "IOThread wakeups/1k I/O", "sig"),
+           ("qemu_cpu_ms_per_kio", "QEMU CPU ms/1k I/O", "sig")]
+
+
+def is_rate(workload):
+    return workload.endswith("-rate")
+
+
+def in_scope(scope, workload):
+    return scope == "all" or (scope == "rate") == is_rate(workload)
+
+
+def by_round(cell):
+    """{round: row} of a Cell's measured rows."""
+    return {int(r["round"]): r for r in cell.rows} if cell else {}
+
+
+def other_pct(r):
+    try:
+        return 100.0 * float(r["other_cpu_ms"]) / 1000.0 / float(r["other_window_s"])
+    except (KeyError, ValueError, TypeError, ZeroDivisionError):
+        return None
+
+
+def reference(label, against, labels):
+    """The label a variant is compared with, or None (itself, or none)."""
+    ref = stats.floor_of(label, labels) if against == "floor" else "unpatched"
+    return None if ref == label or ref not in labels else ref
+
+
+def ratio_iv(cells, label, key, against):
+    ref = reference(label, against, list(cells))
+    if ref is None or label not in cells:
+        return None
+    return stats.interval(stats.paired(by_round(cells[label]),
+                                       by_round(cells[ref]), key))
+
+
+def target_cell(cells, label, workload, t):
+    key, _, lo, hi, scope, against = t
+    if not in_scope(scope, workload):
+        return "-"
+    iv = ratio_iv(cells, label, key, against)
+    if iv is None:
+        return "-"
+    return "%s **%s**" % (stats.fmt(iv, 2), stats.verdict(iv, lo, hi))
+
+
+def paired_tables(cells, order, workload):
+    labels = [l for l in order if l in cells]
+    hdr = ["variant", "n"] + [t for _, t, _ in MEDIANS] + ["others, % of a core"]
+    out = ["Medians over the measured rounds:", "",
+           "| " + " | ".join(hdr) + " |",
+           "|---|" + "--:|" * (len(hdr) - 1)]
+    for l in labels:
+        c = cells[l]
+        row = [l, str(len(c.rows))]
+        for k, _, f in MEDIANS:
+            st = c.stat(k)
+            row.append(fnum(st[0] if st else None, f))
+        o = [x for x in (other_pct(r) for r in c.rows) if x is not None]
+        row.append("%.0f (max %.0f)" % (statistics.median(o), max(o)) if o else "-")
+        out.append("| " + " | ".join(row) + " |")
+    out += ["", "Paired ratios, geometric mean over rounds [95%% t interval]; "
+            "own floor: %s:" % ", ".join(
+                "%s/%s" % (l, stats.floor_of(l, labels)) for l in labels
+                if reference(l, "floor", labels)), ""]
+    hdr = ["variant"] + [t for _, t, _ in RATIOS] + [
+        "%s, target %s%s" % (t[1], "<= %.2f" % t[3] if t[3] else "",
+                             ">= %.2f" % t[2] if t[2] else "")
+        for t in TARGETS if in_scope(t[4], workload)]
+    out += ["| " + " | ".join(hdr) + " |", "|---|" + "--:|" * (len(hdr) - 1)]
+    for l in labels:
+        row = [l] + [stats.fmt(ratio_iv(cells, l, k, ag), 2) for k, _, ag in RATIOS]
+        row += [target_cell(cells, l, workload, t) for t in TARGETS
+                if in_scope(t[4], workload)]
+        if all(x == "-" for x in row[1:]):
+            continue
+        out.append("| " + " | ".join(row) + " |")
+    return "\n".join(out)
+
+
+def spread_table(cells_by_wl, order):
+    """Per workload and pair (variant / its floor), the sd of the per-round
+    log ratios, the half-width reached and the rounds +-5% would need."""
+    out = ["| venue, workload | pair | metric | rounds | sd of log ratio "
+           "| half-width | rounds for +-5% |", "|---|---|---|--:|--:|--:|--:|"]
+    for (venue, wl), cells in cells_by_wl:
+        labels = [l for l in order if l in cells]
+        for l in labels:
+            ref = reference(l, "floor", labels)
+            if ref is None:
+                continue
+            for key, name in ((IO_CPU, "IOThread CPU/I/O"),
+                              ("iops" if not is_rate(wl) else "lat_mean_us",
+                               "IOPS" if not is_rate(wl) else "mean latency")):
+                rs = stats.paired(by_round(cells[l]), by_round(cells[ref]), key)
+                iv = stats.interval(rs)
+                if not iv or iv[1] is None:
+                    continue
+                sd = statistics.stdev([math.log(r) for r in rs])
+                need = stats.rounds_for(rs)
+                out.append("| %s, %s | %s / %s | %s | %d | %.3f | +-%.1f%% | %s |" % (
+                    venue, wl, l, ref, name, iv[3], sd,
+                    100 * stats.half_width(iv), need if need else "-"))
+    return "\n".join(out)
+
+
+def summary_verdicts(cells_by_wl, order):
+    """One table per target: venues and workloads down, variants across."""
+    out = []
+    for t in TARGETS:
+        key, title, lo, hi, scope, against = t
+        rows = [(vw, c) for vw, c in cells_by_wl if in_scope(scope, vw[1])]
+        labels = [l for l in order
+                  if any(reference(l, against, list(c)) and l in c for _, c in rows)]
+        if not rows or not labels:
+            continue
+        out += ["### %s (target: %s)" % (title, "<= %.2f" % hi if hi else ">= %.2f" % lo),
+                "", "| venue, workload | " + " | ".join(labels) + " |",
+                "|---|" + "--:|" * len(labels)]
+        for (venue, wl), c in rows:
+            out.append("| %s, %s | " % (venue, wl) + " | ".join(
+                target_cell(c, l, wl, t) for l in labels) + " |")
+        out.append("")
+    return "\n".join(out)
+
+
+def ratio_plot(cells, order, title, path):
+    """Each variant's ratio to its own floor with its 95% interval: IOThread
+    CPU per I/O (target line 1.05), wakeups per I/O, and IOPS (saturating)
+    or mean latency (rate-limited)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = [l for l in order if l in cells and reference(l, "floor", list(cells))]
+    if not labels:
+        return False
+    wl = title.split(": ", 1)[-1]
+    third = ("lat_mean_us", "mean latency") if "-rate" in wl else ("iops", "IOPS")
+    panels = [(IO_CPU, "IOThread CPU per I/O", 1.05),
+              ("iothread_vcsw_per_kio", "IOThread wakeups per I/O", None),
+              (third[0], third[1], None)]
+    fig, axes = plt.subplots(1, 3, figsize=(13, 0.45 * len(labels) + 2.2),
+                             sharey=True)
+    ys = list(range(len(labels)))[::-1]
+    for ax, (key, name, target) in zip(axes, panels):
+        for y, l in zip(ys, labels):
+            iv = ratio_iv(cells, l, key, "floor")
+            if not iv:
+                continue
+            g, lo, hi, n = iv
+            col = "tab:orange" if l.startswith("up") else \
+                "tab:gray" if l == "unpatched" else "tab:blue"
+            if lo is None:
+                ax.plot([g], [y], "o", color=col, mfc="none")
+            else:
+                ax.errorbar([g], [y], xerr=[[g - lo], [hi - g]], fmt="o",
+                            color=col, capsize=3)
+        ax.axvline(1.0, color="black", lw=0.8)
+        if target:
+            ax.axvline(target, color="tab:red", ls="--", lw=1,
+                       label="target %.2f" % target)
+            ax.legend(loc="lower right", fontsize=8)
+        ax.set_title("%s / own floor" % name, fontsize=10)
+        ax.grid(alpha=0.3, axis="x")
+    axes[0].set_yticks(ys)
+    axes[0].set_yticklabels(["%s (/%s)" % (l, stats.floor_of(l, labels + list(cells)))
+                             for l in labels])
+    fig.suptitle(title + "  (geometric mean of per-round ratios, 95% t interval)",
+                 fontsize=10)
+    fig.tight_layout(rect=(0, 0, 1, 0.93))
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return True
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("dir")
     ap.add_argument("--order", default="",
                     help="variant labels in table order (default: as run)")
     ap.add_argument("--no-plots", action="store_true")
+    ap.add_argument("--keep-disturbed", action="store_true",
+                    help="keep the runs whose window saw other processes "
+                    "take more than %d%% of a core (left out by default)"
+                    % OTHER_WARN_PCT)
     a = ap.parse_args()
     rows = load(os.path.join(a.dir, "samples.csv"))
     if not rows:
         sys.exit("report.py: no samples in %s" % a.dir)
-    cells, seen = group(rows)
+    cells, seen = group(rows, None if a.keep_disturbed else OTHER_WARN_PCT)
+    disturbed = sum(c.disturbed for cs in cells.values() for c in cs.values())
     order = [x for x in a.order.split(",") if x]
     order += [x for x in seen if x not in order]
     meta = {}
@@ -255,13 +487,21 @@ def main():
         out.append("- CPU of other processes on the host during the "
                    "windows (not QEMU, not fio): median %.0f%%, max %.0f%% "
                    "of one core" % (statistics.median(other), max(other)))
-        if max(other) > OTHER_WARN_PCT:
+        if max(other) > OTHER_WARN_PCT and a.keep_disturbed:
             out.append("- **warning: up to %.0f%% of a core went to something "
                        "else during a measured window: another job shared "
                        "the cores, the figures are suspect**" % max(other))
-    out.append("- medians over the measured rounds, (min-max) in brackets; "
-               "ratios are of medians; CPU is utime+stime over fio's I/O "
-               "window only")
+        elif max(other) > OTHER_WARN_PCT:
+            out.append("- **%d of %d measured runs left out**: other processes "
+                       "took more than %d%% of a core during their window "
+                       "(up to %.0f%%); every figure below is without them "
+                       "(--keep-disturbed keeps them)" % (
+                           disturbed, len(measured), OTHER_WARN_PCT, max(other)))
+    out.append("- verdicts and [intervals]: per-round paired ratios, geometric "
+               "mean over the rounds, 95% t interval; the min-max tables "
+               "further down: medians over the measured rounds, (min-max) "
+               "in brackets, ratios of medians; CPU is utime+stime over "
+               "fio's I/O window only, summed over the IOThreads")
     out.append("")
     for venue in sorted({v for v, _ in cells}):
         t = summary(cells, order, venue)
@@ -270,11 +510,24 @@ def main():
                     % venue, "", t, ""]
     plots = []
     os.makedirs(os.path.join(a.dir, "plots"), exist_ok=True)
+    cells_by_wl = list(cells.items())
+    out += ["## Verdicts (paired ratios per round, 95% t interval over the "
+            "rounds; met: the whole interval within the target, missed: "
+            "all outside, not resolved: otherwise)", "",
+            summary_verdicts(cells_by_wl, order), "",
+            "## Spread of the per-round ratios, and the rounds for +-5%", "",
+            spread_table(cells_by_wl, order), ""]
     for (venue, wl), cs in cells.items():
         rate = next((c.rate for c in cs.values() if c.rate), "")
         title = "%s: %s%s" % (venue, wl, " at %s IOPS" % rate if rate else "")
-        out += ["## " + title, "", table(cs, order), ""]
+        out += ["## " + title, "", paired_tables(cs, order, wl), "",
+                "Medians and min-max:", "", table(cs, order), ""]
         if not a.no_plots:
+            p = os.path.join(a.dir, "plots", "ratios-%s-%s.png" % (venue, wl))
+            if ratio_plot(cs, order, title, p):
+                plots.append(p)
+                out += ["![%s, ratios to own floor](plots/%s)" % (
+                    title, os.path.basename(p)), ""]
             p = os.path.join(a.dir, "plots", "%s-%s.png" % (venue, wl))
             plot(cs, order, title, p)
             plots.append(p)

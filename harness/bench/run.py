@@ -2,8 +2,14 @@
 """Run the poll-weight benchmark matrix and write one CSV row per run.
 
 Venues:
-  guest  qemu-system-x86_64 (TCG) boots the apw guest; fio runs inside it on
-         a virtio-blk disk served by IOThread io1.
+  guest     qemu-system-x86_64 (TCG) boots the apw guest; fio runs inside it
+            on a virtio-blk disk served by IOThread io1.
+  guest8    the same guest with 8 virtio-blk data disks (8 files), all on
+            IOThread io1; each fio job spreads its I/O over the 8 disks
+            (seeds 000/001: many disks per IOThread).
+  guest8x2  the 8 disks split over IOThreads io1 and io2 (even disks on
+            io1, odd ones on io2); the IOThread figures are summed over
+            both threads.
   nbd    qemu-storage-daemon exports the disk over NBD (unix socket) from
          IOThread io1; fio's nbd engine runs on the host.
 
@@ -17,6 +23,12 @@ utime+stime of the QEMU process (/proc/PID/stat) and of the IOThread
 (/proc/PID/task/TID/stat), plus the IOThread's schedstat run time (ns) and
 its voluntary context switches (/proc/PID/task/TID/status): each is one
 time the IOThread blocked and was woken, what polling is meant to avoid.
+With several IOThreads each figure is the sum over them.
+
+--pin split (guest venues) pins the vCPU thread to the first CPU and the
+IOThread(s) to the last one once the guest has booted (thread ids from
+QMP query-cpus-fast and query-iothreads), so that the two never queue
+behind each other on one core; the main loop and fio's host side float.
 """
 
 import argparse
@@ -86,15 +98,52 @@ class Variant:
     def qsd(self):
         return os.path.join(self.bindir, "storage-daemon/qemu-storage-daemon")
 
-    def iothread(self):
-        return "iothread,id=io1" + ("," + self.props if self.props else "")
+    def iothread(self, ident="io1"):
+        return "iothread,id=" + ident + ("," + self.props if self.props else "")
+
+
+# ----------------------------------------------------------------- venues
+
+# guest venue -> (data disks, IOThreads)
+GUEST_VENUES = {"guest": (1, 1), "guest8": (8, 1), "guest8x2": (8, 2)}
+VENUES = list(GUEST_VENUES) + ["nbd"]
+
+
+def is_guest(venue):
+    return venue in GUEST_VENUES
+
+
+def guest_disks(venue):
+    return GUEST_VENUES[venue][0]
+
+
+def guest_iothreads(venue):
+    return GUEST_VENUES[venue][1]
+
+
+def guest_devname(i):
+    return "/dev/vd" + "abcdefghijklmnopqrstuvwxyz"[i]
+
+
+def disk_iothread(i, n_iothreads):
+    """The IOThread of data disk i: round-robin, so even disks on io1 and
+    odd ones on io2 when there are two."""
+    return "io%d" % (1 + i % n_iothreads)
 
 
 # -------------------------------------------------------------- workloads
 
-def workload_list(a):
-    """[(name, [fio args], rate_iops or None)] for a venue-neutral plan;
-    the rate of the rate-limited job is filled in per venue."""
+# Seed 001's job mix scaled to 2 cores: 8k, iodepth 8, numjobs 1 and 4.
+MIX_RW = ("randread", "randwrite", "read", "write")
+MIX_NUMJOBS = (1, 4)
+# numjobs of the multi-disk venues' saturating and rate-limited jobs
+MULTI_NUMJOBS = 4
+
+
+def workload_list(a, multi=False):
+    """[(name, [fio args], rate_iops or None)] for a plan; multi is a venue
+    with several disks (the jobs there use numjobs 4, one file list over
+    every disk); the rate of the rate-limited job is filled in per venue."""
     w = []
     names = set()
 
@@ -104,12 +153,21 @@ def workload_list(a):
             w.append((name, args, rate))
 
     sel = a.workloads.split(",")
+    nj = MULTI_NUMJOBS if multi else 1
+    sfx = "-j%d" % nj if nj > 1 else ""
     if "sat" in sel:
-        add("randread-8k-qd8", ["--rw=randread", "--bs=8k", "--iodepth=8",
-                                "--numjobs=1"])
+        add("randread-8k-qd8" + sfx, ["--rw=randread", "--bs=8k",
+                                      "--iodepth=8", "--numjobs=%d" % nj])
     if "rate" in sel:
-        add("randread-8k-qd1-rate", ["--rw=randread", "--bs=8k",
-                                     "--iodepth=1", "--numjobs=1"], "rate")
+        add("randread-8k-qd1%s-rate" % sfx, ["--rw=randread", "--bs=8k",
+                                             "--iodepth=1",
+                                             "--numjobs=%d" % nj], "rate")
+    if "mix" in sel:
+        for rw in MIX_RW:
+            for n in MIX_NUMJOBS:
+                add("%s-8k-qd8%s" % (rw, "-j%d" % n if n > 1 else ""),
+                    ["--rw=" + rw, "--bs=8k", "--iodepth=8",
+                     "--numjobs=%d" % n])
     if a.full_matrix:
         for rw in ("randread", "read", "randwrite", "write"):
             for bs in ("8k", "128k"):
@@ -126,14 +184,32 @@ def common_fio_args(a):
             "--norandommap=1"]
 
 
+def numjobs_of(args):
+    n = 1
+    for x in args:
+        if x.startswith("--numjobs="):
+            n = int(x.split("=", 1)[1])
+    return n
+
+
 def venue_jobs(a, venue):
-    rate = a.rate_iops_guest if venue == "guest" else a.rate_iops_nbd
+    """The jobs of one venue: {"name", "args", "rate"}.  The rate is the
+    total; fio's --rate_iops is per job, so it gets rate/numjobs.  In a
+    multi-disk guest every job names the disks after the first one:
+    init.sh passes --filename=/dev/vda before the job's options, and fio
+    adds a second --filename's files to the first's, so each job opens
+    all of /dev/vda../dev/vdh (round-robin over them, fio's default)."""
+    rate = a.rate_iops_guest if is_guest(venue) else a.rate_iops_nbd
+    ndisks = guest_disks(venue) if is_guest(venue) else 1
     jobs = []
-    for name, args, r in workload_list(a):
+    for name, args, r in workload_list(a, multi=ndisks > 1):
         args = list(args)
+        if ndisks > 1:
+            args.append("--filename=" + ":".join(
+                guest_devname(i) for i in range(1, ndisks)))
         if r == "rate":
             r = rate
-            args.append("--rate_iops=%d" % r)
+            args.append("--rate_iops=%d" % max(1, r // numjobs_of(args)))
         # The extra options come last, so that they win.
         jobs.append({"name": name, "args": common_fio_args(a) + args + a.fio_args.split(),
                      "rate": r or ""})
@@ -177,15 +253,23 @@ def others_ticks():
     return sum(t for pid, (_, t) in procs.items() if pid not in mine)
 
 
-def snapshot(pid, tid):
+def snapshot(pid, tids):
+    """The process's CPU and, summed over the IOThreads tids (one tid or a
+    list), their CPU, schedstat run time and context switches."""
+    if isinstance(tids, int):
+        tids = [tids]
     with open("/proc/%d/stat" % pid) as f:
         q = stat_ticks(f.read())
-    with open("/proc/%d/task/%d/stat" % (pid, tid)) as f:
-        i = stat_ticks(f.read())
-    with open("/proc/%d/task/%d/schedstat" % (pid, tid)) as f:
-        s = int(f.read().split()[0])
-    with open("/proc/%d/task/%d/status" % (pid, tid)) as f:
-        cs = ctxt_switches(f.read().splitlines())
+    i = s = 0
+    cs = {}
+    for tid in tids:
+        with open("/proc/%d/task/%d/stat" % (pid, tid)) as f:
+            i += stat_ticks(f.read())
+        with open("/proc/%d/task/%d/schedstat" % (pid, tid)) as f:
+            s += int(f.read().split()[0])
+        with open("/proc/%d/task/%d/status" % (pid, tid)) as f:
+            for k, v in ctxt_switches(f.read().splitlines()).items():
+                cs[k] = cs.get(k, 0) + v
     return dict(cs, t=time.monotonic(), qemu=q, io=i, sched=s,
                 others=others_ticks())
 
@@ -385,15 +469,27 @@ def find_thread_by_comm(pid, comm):
     return None
 
 
+def guest_disk_args(a, venue):
+    """-object iothread and -blockdev/-device of a guest venue's IOThreads
+    and data disks (files, aio=a.aio, cache.direct=on)."""
+    ndisks, nio = GUEST_VENUES[venue]
+    files = [a.disk] if ndisks == 1 else a.disks
+    if len(files) < ndisks:
+        raise SystemExit("run.py: venue %s needs %d disk files (--disks), "
+                         "got %d" % (venue, ndisks, len(files)))
+    return files[:ndisks], nio
+
+
 class GuestBoot:
     """One boot of the guest running a list of jobs."""
 
-    def __init__(self, a, variant, jobs, rundir, sockdir):
+    def __init__(self, a, variant, jobs, rundir, sockdir, venue="guest"):
         self.a, self.v, self.jobs, self.rundir = a, variant, jobs, rundir
+        self.venue = venue
         self.qmp_path = os.path.join(sockdir, "qmp.sock")
         self.lines = queue.Queue()
         self.snaps = {}    # job -> {"start": snap, "end": snap}
-        self.tid = None
+        self.tid = None    # the IOThreads' thread ids, a list once known
         self.proc = None
         self.hung_phase = None
 
@@ -415,11 +511,27 @@ class GuestBoot:
             "-chardev", "stdio,id=ser0,signal=off", "-serial", "chardev:ser0",
             "-qmp", "unix:%s,server=on,wait=off" % self.qmp_path,
             "-fw_cfg", "name=opt/apw/jobs,file=" + jobfile,
-            "-object", v.iothread(),
-            "-blockdev", "driver=file,node-name=d0,filename=%s,aio=%s,"
-                         "cache.direct=on" % (a.disk, a.aio),
-            "-device", "virtio-blk-pci,drive=d0,iothread=io1",
-        ] + iter_trace_args(a, self.rundir, "-trace")
+        ] + self.disk_args() + iter_trace_args(a, self.rundir, "-trace")
+
+    def disk_args(self):
+        files, nio = guest_disk_args(self.a, self.venue)
+        out = []
+        for k in range(nio):
+            out += ["-object", self.v.iothread("io%d" % (k + 1))]
+        for i, path in enumerate(files):
+            out += ["-blockdev", "driver=file,node-name=d%d,filename=%s,"
+                    "aio=%s,cache.direct=on" % (i, path, self.a.aio),
+                    "-device", "virtio-blk-pci,drive=d%d,iothread=%s" % (
+                        i, disk_iothread(i, nio))]
+        return out
+
+    def iothread_names(self):
+        return ["io%d" % (k + 1) for k in range(guest_iothreads(self.venue))]
+
+    def tids_by_comm(self):
+        tids = [find_thread_by_comm(self.proc.pid, "IO " + n)
+                for n in self.iothread_names()]
+        return tids if all(tids) else None
 
     def reader(self, console):
         for raw in self.proc.stdout:
@@ -431,7 +543,7 @@ class GuestBoot:
                 # we can.  First START and last END make the window.
                 try:
                     if self.tid is None:
-                        self.tid = find_thread_by_comm(self.proc.pid, "IO io1")
+                        self.tid = self.tids_by_comm()
                     s = snapshot(self.proc.pid, self.tid)
                     d = self.snaps.setdefault(w[1], {})
                     if w[0] == "APW-FIO-END" or "start" not in d:
@@ -510,27 +622,40 @@ class GuestBoot:
         return rows, hung
 
     def check_iothread(self):
-        """Find io1 by its name ('IO io1' with debug-threads=on) and check
-        it against QMP's query-iothreads, before any window opens."""
-        by_name = find_thread_by_comm(self.proc.pid, "IO io1")
+        """Find the IOThreads by name ('IO io1' with debug-threads=on) and
+        check them against QMP's query-iothreads, before any window opens;
+        with --pin split, pin the vCPU and the IOThreads apart."""
+        names = self.iothread_names()
+        vcpus = []
         try:
-            r = qmp(self.qmp_path, [("query-iothreads", None)])[0][2]
+            res = qmp(self.qmp_path, [("query-iothreads", None),
+                                      ("query-cpus-fast", None)])
+            r = res[0][2]
             # what the run had in effect: poll parameters, thread id
             with open(os.path.join(self.rundir, "query-iothreads.json"),
                       "w") as f:
                 json.dump(r, f, indent=1)
-            by_qmp = next(t["thread-id"] for t in r["return"] if t["id"] == "io1")
-        except (OSError, ValueError, KeyError, StopIteration,
+            ids = {t["id"]: t["thread-id"] for t in r["return"]}
+            by_qmp = [ids[n] for n in names]
+            vcpus = [c["thread-id"] for c in res[1][2].get("return", [])]
+        except (OSError, ValueError, KeyError, IndexError,
                 qmpclient.QMPFailure) as e:
-            log("warning: QMP query-iothreads failed (%r); io1 found by "
-                "its thread name only" % e)
+            log("warning: QMP query-iothreads failed (%r); IOThreads found "
+                "by their thread names only" % e)
             by_qmp = None
-        if by_name and by_qmp and by_name != by_qmp:
-            raise RuntimeError("IOThread io1: thread 'IO io1' is %d, QMP says %d"
-                               % (by_name, by_qmp))
-        if not (by_name or by_qmp):
-            raise RuntimeError("cannot find IOThread io1's thread")
-        self.tid = by_name or by_qmp
+        tids = []
+        for k, n in enumerate(names):
+            by_name = find_thread_by_comm(self.proc.pid, "IO " + n)
+            q = by_qmp[k] if by_qmp else None
+            if by_name and q and by_name != q:
+                raise RuntimeError("IOThread %s: thread 'IO %s' is %d, QMP "
+                                   "says %d" % (n, n, by_name, q))
+            if not (by_name or q):
+                raise RuntimeError("cannot find IOThread %s's thread" % n)
+            tids.append(by_name or q)
+        self.tid = tids
+        if self.a.pin == "split":
+            pin_threads(vcpus, tids, os.path.join(self.rundir, "pin.json"))
 
     def job_row(self, job, text):
         with open(os.path.join(self.rundir, job["name"] + ".json"), "w") as f:
@@ -548,6 +673,29 @@ class GuestBoot:
             row["status"] = "error"
             row["note"] = "%s: %s" % (type(e).__name__, e)
         return row
+
+
+def pin_plan(vcpus, iothreads, cpus):
+    """{tid: cpu}: the vCPU threads on the first CPU, the IOThreads on the
+    last one."""
+    cpus = sorted(cpus)
+    if len(cpus) < 2:
+        return {}
+    plan = {t: cpus[0] for t in vcpus}
+    plan.update({t: cpus[-1] for t in iothreads})
+    return plan
+
+
+def pin_threads(vcpus, iothreads, record):
+    if not vcpus:
+        raise RuntimeError("--pin split: QMP query-cpus-fast gave no vCPU "
+                           "thread")
+    plan = pin_plan(vcpus, iothreads, os.sched_getaffinity(0))
+    for tid, cpu in plan.items():
+        os.sched_setaffinity(tid, {cpu})
+    with open(record, "w") as f:
+        json.dump({"vcpu": vcpus, "iothreads": iothreads,
+                   "cpu_of_tid": {str(t): c for t, c in plan.items()}}, f)
 
 
 def tail(path, n=5):
@@ -695,6 +843,27 @@ class NbdDaemon:
 
 # ---------------------------------------------------------------- matrix
 
+def schedule(venues, variants, warmup, runs, round_major=False):
+    """[(round, venue, variant)] in run order.  Rounds go round-robin over
+    the variants, the order rotated by one each round; a warm-up round
+    (round <= 0) is one boot, of each variant in turn.  Venue by venue, or
+    with round_major each round visits every venue before the next round
+    starts, so that a run cut short still has every venue, with fewer
+    rounds."""
+    n = len(variants)
+    rounds = list(range(1 - warmup if warmup else 1, runs + 1))
+
+    def order(rnd):
+        if rnd <= 0:
+            return [variants[-rnd % n]]
+        k = (rnd - 1) % n
+        return variants[k:] + variants[:k]
+
+    if round_major:
+        return [(r, ve, v) for r in rounds for ve in venues for v in order(r)]
+    return [(r, ve, v) for ve in venues for r in rounds for v in order(r)]
+
+
 class Matrix:
     def __init__(self, a):
         self.a = a
@@ -721,14 +890,14 @@ class Matrix:
         self.csv.writerow(base)
         self.csv_f.flush()
         if base["status"] == "ok":
-            log("  %-6s r%d %-10s %-22s %8.0f IOPS  lat %7.1f us (p99 %7.1f)"
+            log("  %-8s r%d %-14s %-24s %8.0f IOPS  lat %7.1f us (p99 %7.1f)"
                 "  io1 %6.3f ms/kIO  qemu %7.3f ms/kIO" % (
                     venue, rnd, v.label, job["name"], base["iops"],
                     base["lat_mean_us"], base["lat_p99_us"],
                     base.get("iothread_cpu_ms_per_kio", 0),
                     base.get("qemu_cpu_ms_per_kio", 0)))
         else:
-            log("  %-6s r%d %-10s %-22s %s %s" % (
+            log("  %-8s r%d %-14s %-24s %s %s" % (
                 venue, rnd, v.label, job["name"], base["status"].upper(),
                 base.get("note", "")))
 
@@ -737,27 +906,27 @@ class Matrix:
         os.makedirs(d, exist_ok=True)
         return d
 
-    def guest_round(self, rnd, v, jobs):
+    def guest_round(self, rnd, v, jobs, venue="guest"):
         pending, attempt = list(jobs), 1
         while pending and attempt <= 2:
             started = (time.time(), load1())
-            d = self.rundir("guest", rnd, v, attempt)
-            boot = GuestBoot(self.a, v, pending, d, self.sockdir)
+            d = self.rundir(venue, rnd, v, attempt)
+            boot = GuestBoot(self.a, v, pending, d, self.sockdir, venue)
             try:
                 rows, hung = boot.run()
             except RuntimeError as e:
-                self.broken[("guest", v.label)] = str(e)
+                self.broken[(venue, v.label)] = str(e)
                 for j in pending:
-                    self.write("guest", v, rnd, attempt, j,
+                    self.write(venue, v, rnd, attempt, j,
                                {"status": "error", "note": str(e)[:300]}, started)
                 return
             for j, r in zip(pending, rows):
-                self.write("guest", v, rnd, attempt, j, r, started)
+                self.write(venue, v, rnd, attempt, j, r, started)
             if hung is None:
                 return
             self.hangs += 1
             j = pending[hung]
-            self.write("guest", v, rnd, attempt, j,
+            self.write(venue, v, rnd, attempt, j,
                        {"status": "hang", "hang": 1,
                         "note": "watchdog in %s; device state in %s" % (
                             boot.hung_phase, os.path.relpath(
@@ -800,24 +969,19 @@ class Matrix:
         a = self.a
         n = len(self.variants)
         try:
+            jobs = {venue: venue_jobs(a, venue) for venue in a.venues}
             for venue in a.venues:
-                jobs = venue_jobs(a, venue)
                 log("== %s: %d variant(s) x %d workload(s), %d warm-up + %d "
                     "measured round(s), %d s each" % (
-                        venue, n, len(jobs), a.warmup, a.runs, a.runtime))
-                for rnd in range(1 - a.warmup if a.warmup else 1, a.runs + 1):
-                    if rnd <= 0:   # warm-up: one boot, of each variant in turn
-                        order = [self.variants[-rnd % n]]
-                    else:
-                        k = (rnd - 1) % n
-                        order = self.variants[k:] + self.variants[:k]
-                    for v in order:
-                        if (venue, v.label) in self.broken:
-                            continue
-                        if venue == "guest":
-                            self.guest_round(rnd, v, jobs)
-                        else:
-                            self.nbd_round(rnd, v, jobs)
+                        venue, n, len(jobs[venue]), a.warmup, a.runs, a.runtime))
+            for rnd, venue, v in schedule(a.venues, self.variants, a.warmup,
+                                          a.runs, a.round_major):
+                if (venue, v.label) in self.broken:
+                    continue
+                if is_guest(venue):
+                    self.guest_round(rnd, v, jobs[venue], venue)
+                else:
+                    self.nbd_round(rnd, v, jobs[venue])
         finally:
             shutil.rmtree(self.sockdir, ignore_errors=True)
             self.csv_f.close()
@@ -845,17 +1009,23 @@ def write_meta(a):
         "host": "%s, %d CPUs, %s" % (os.uname().release, os.cpu_count(), model),
         "venues": ",".join(a.venues),
         "rounds": "%d warm-up + %d measured, %d s of fio per job, round-robin "
-                  "rotated" % (a.warmup, a.runs, a.runtime),
+                  "rotated%s" % (a.warmup, a.runs, a.runtime,
+                                 ", every venue in each round" if a.round_major else ""),
         "workloads": "%s%s; rate-limited job at %d IOPS (guest), %d IOPS (nbd)" % (
             a.workloads, " + full matrix" if a.full_matrix else "",
             a.rate_iops_guest, a.rate_iops_nbd),
         "data disk": "%s (%d MiB), aio=%s, cache.direct=on" % (
             a.disk, os.path.getsize(a.disk) >> 20, a.aio),
+        "multi-disk data disks": "%d files of %d MiB (%s), aio=%s, cache.direct=on" % (
+            len(a.disks), os.path.getsize(a.disks[0]) >> 20,
+            os.path.dirname(a.disks[0]), a.aio) if a.disks else "-",
+        "pinning": "vCPU on the first CPU, IOThreads on the last (--pin split)"
+                   if a.pin == "split" else "none (the scheduler places threads)",
         "fio": binary_version("fio"),
     }
     for spec in a.variant:
         v = Variant(spec)
-        exe = v.system if "guest" in a.venues else v.qsd
+        exe = v.system if any(is_guest(x) for x in a.venues) else v.qsd
         m["variant " + v.label] = "%s, iothread,id=io1%s (%s)" % (
             v.bindir, "," + v.props if v.props else "", binary_version(exe))
     for kv in a.meta:
@@ -886,6 +1056,15 @@ def main():
     ap.add_argument("--fio-args", default="",
                     help="extra fio options for every job (no spaces inside one)")
     ap.add_argument("--disk", required=True)
+    ap.add_argument("--disks", default="",
+                    help="comma list of the multi-disk venues' data disk "
+                    "files (8)")
+    ap.add_argument("--round-major", action="store_true",
+                    help="each round visits every venue (a run cut short "
+                    "keeps every venue)")
+    ap.add_argument("--pin", choices=("none", "split"), default="none",
+                    help="split: vCPU and IOThreads on different CPUs "
+                    "(guest venues)")
     ap.add_argument("--kernel")
     ap.add_argument("--initrd")
     ap.add_argument("--bios-dir")
@@ -903,6 +1082,13 @@ def main():
         ap.error("no QEMU tree with python/qemu/qmp found: pass --qemu-src")
     qmpclient.legacy_client(QEMU_SRC)
     a.venues = [x for x in a.venues.split(",") if x]
+    for x in a.venues:
+        if x not in VENUES:
+            ap.error("unknown venue %s (%s)" % (x, ", ".join(VENUES)))
+    a.disks = [x for x in a.disks.split(",") if x]
+    for x in a.venues:
+        if is_guest(x) and guest_disks(x) > 1 and len(a.disks) < guest_disks(x):
+            ap.error("venue %s needs --disks with %d files" % (x, guest_disks(x)))
     os.makedirs(a.out, exist_ok=True)
     write_meta(a)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))

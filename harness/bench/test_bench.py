@@ -6,6 +6,7 @@ guest): /usr/bin/python3 -m unittest discover -s harness/bench -p 'test_*.py'
 import csv
 import io
 import json
+import math
 import os
 import stat
 import subprocess
@@ -21,6 +22,7 @@ import bases  # noqa: E402
 import guest  # noqa: E402
 import report  # noqa: E402
 import run  # noqa: E402
+import stats  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "upstream"))
 import policy  # noqa: E402
@@ -243,6 +245,229 @@ class UpstreamPolicyTest(unittest.TestCase):
         pair = next(l for l in lines if l.startswith("| w3 / upstream |"))
         # (60/50) / (66/50) = 0.909: the series costs less over its floor
         self.assertIn("| 0.909 [0.909, 0.909] | 1.000 [1.000, 1.000] |", pair)
+
+
+class Stats(unittest.TestCase):
+    def test_interval_known_values(self):
+        # logs 0, 0.1, 0.2: mean 0.1, sd 0.1, t(2) = 4.303
+        g, lo, hi, n = stats.interval([1.0, math.exp(0.1), math.exp(0.2)])
+        h = 4.303 * 0.1 / math.sqrt(3)
+        self.assertAlmostEqual(g, math.exp(0.1))
+        self.assertAlmostEqual(lo, math.exp(0.1 - h))
+        self.assertAlmostEqual(hi, math.exp(0.1 + h))
+        self.assertEqual(n, 3)
+        self.assertEqual(stats.interval([1.5])[1:], (None, None, 1))
+        self.assertIsNone(stats.interval([]))
+
+    def test_t95_never_narrower(self):
+        self.assertEqual(stats.t95(20), 2.086)
+        self.assertEqual(stats.t95(21), 2.086)   # the table's 20, not 22's
+        self.assertEqual(stats.t95(500), 1.980)
+        for df in range(1, 130):
+            self.assertGreaterEqual(stats.t95(df), stats.t95(df + 1))
+
+    def test_verdict_words(self):
+        iv = lambda lo, hi: (1.0, lo, hi, 5)
+        # upper bound 1.05 (CPU within 1.05x of the floor)
+        self.assertEqual(stats.verdict(iv(0.97, 1.04), hi=1.05), "met")
+        self.assertEqual(stats.verdict(iv(1.06, 1.20), hi=1.05), "missed")
+        self.assertEqual(stats.verdict(iv(1.00, 1.10), hi=1.05), "not resolved")
+        # lower bound 0.95 (IOPS no worse than unpatched)
+        self.assertEqual(stats.verdict(iv(0.96, 1.30), lo=0.95), "met")
+        self.assertEqual(stats.verdict(iv(0.80, 0.94), lo=0.95), "missed")
+        self.assertEqual(stats.verdict(iv(0.90, 1.00), lo=0.95), "not resolved")
+        # a band, and one round only
+        self.assertEqual(stats.verdict(iv(0.96, 1.04), 0.95, 1.05), "met")
+        self.assertEqual(stats.verdict(iv(0.90, 1.10), 0.95, 1.05), "not resolved")
+        self.assertEqual(stats.verdict((1.0, None, None, 1), hi=2), "not resolved")
+        self.assertEqual(stats.verdict(None, hi=2), "not resolved")
+
+    def test_rounds_for(self):
+        # sd of the logs 0.1: t(n-1) * 0.1 / sqrt(n) <= log(1.05) at n = 19
+        rs = [math.exp(x) for x in (-0.1, 0.1) * 4]
+        sd = __import__("statistics").stdev([math.log(r) for r in rs])
+        n = stats.rounds_for(rs)
+        self.assertLessEqual(stats.t95(n - 1) * sd / math.sqrt(n), math.log(1.05))
+        self.assertGreater(stats.t95(n - 2) * sd / math.sqrt(n - 1), math.log(1.05))
+        self.assertAlmostEqual(stats.half_width((1, 1 / 1.05, 1.05, 9)), 0.05)
+
+    def test_paired_within_rounds(self):
+        a = {1: {"x": "2"}, 2: {"x": "3"}, 3: {"x": "1"}}
+        b = {1: {"x": "1"}, 2: {"x": "3"}, 4: {"x": "9"}}
+        self.assertEqual(stats.paired(a, b, "x"), [2.0, 1.0])
+        fa = {1: {"x": "1"}, 2: {"x": "1.5"}}
+        self.assertEqual(stats.paired_of_ratios(a, fa, b, b, "x"), [2.0, 2.0])
+
+
+class MultiDisk(unittest.TestCase):
+    def args(self, **kw):
+        a = run.argparse.Namespace(
+            workloads="sat,rate", full_matrix=False, runtime=4,
+            rate_iops_guest=1340, rate_iops_nbd=2000, fio_args="",
+            disk="/d/one.img", disks=["/d/m%d.img" % i for i in range(8)],
+            aio="native", iter_trace=False, pin="none")
+        for k, v in kw.items():
+            setattr(a, k, v)
+        return a
+
+    def boot(self, venue, a=None):
+        v = run.Variant("w3=/b/series:poll-weight=3")
+        return run.GuestBoot(a or self.args(), v, [], "/nonexistent", "/tmp", venue)
+
+    def test_one_iothread_eight_disks(self):
+        args = self.boot("guest8").disk_args()
+        objs = [args[i + 1] for i, x in enumerate(args) if x == "-object"]
+        devs = [args[i + 1] for i, x in enumerate(args) if x == "-device"]
+        bds = [args[i + 1] for i, x in enumerate(args) if x == "-blockdev"]
+        self.assertEqual(objs, ["iothread,id=io1,poll-weight=3"])
+        self.assertEqual(len(bds), 8)
+        for i, bd in enumerate(bds):
+            self.assertIn("node-name=d%d,filename=/d/m%d.img,aio=native,"
+                          "cache.direct=on" % (i, i), bd)
+        self.assertEqual(devs, ["virtio-blk-pci,drive=d%d,iothread=io1" % i
+                                for i in range(8)])
+
+    def test_two_iothreads_split(self):
+        b = self.boot("guest8x2")
+        args = b.disk_args()
+        objs = [args[i + 1] for i, x in enumerate(args) if x == "-object"]
+        devs = [args[i + 1] for i, x in enumerate(args) if x == "-device"]
+        # both IOThreads get the variant's properties
+        self.assertEqual(objs, ["iothread,id=io1,poll-weight=3",
+                                "iothread,id=io2,poll-weight=3"])
+        self.assertEqual([d.rsplit("=", 1)[1] for d in devs],
+                         ["io1", "io2"] * 4)
+        self.assertEqual(b.iothread_names(), ["io1", "io2"])
+
+    def test_single_disk_guest_unchanged(self):
+        args = self.boot("guest").disk_args()
+        self.assertEqual(args, [
+            "-object", "iothread,id=io1,poll-weight=3",
+            "-blockdev", "driver=file,node-name=d0,filename=/d/one.img,"
+                         "aio=native,cache.direct=on",
+            "-device", "virtio-blk-pci,drive=d0,iothread=io1"])
+
+    def test_multi_disk_jobs_spread_over_all_disks(self):
+        jobs = run.venue_jobs(self.args(), "guest8x2")
+        self.assertEqual([j["name"] for j in jobs],
+                         ["randread-8k-qd8-j4", "randread-8k-qd1-j4-rate"])
+        for j in jobs:
+            # init.sh gives /dev/vda; fio adds these to it
+            self.assertIn("--filename=/dev/vdb:/dev/vdc:/dev/vdd:/dev/vde:"
+                          "/dev/vdf:/dev/vdg:/dev/vdh", j["args"])
+            self.assertEqual(run.numjobs_of(j["args"]), 4)
+        # the rate is the total: a quarter per fio job
+        self.assertIn("--rate_iops=335", jobs[1]["args"])
+        self.assertEqual(jobs[1]["rate"], 1340)
+        one = run.venue_jobs(self.args(), "guest")
+        self.assertEqual([j["name"] for j in one],
+                         ["randread-8k-qd8", "randread-8k-qd1-rate"])
+        self.assertFalse(any(x.startswith("--filename") for x in one[0]["args"]))
+        self.assertIn("--rate_iops=1340", one[1]["args"])
+
+    def test_mix(self):
+        jobs = run.venue_jobs(self.args(workloads="mix"), "guest8")
+        self.assertEqual(len(jobs), 8)
+        self.assertEqual({run.numjobs_of(j["args"]) for j in jobs}, {1, 4})
+        self.assertEqual({x for j in jobs for x in j["args"] if x.startswith("--rw=")},
+                         {"--rw=randread", "--rw=randwrite", "--rw=read", "--rw=write"})
+
+    def test_iter_trace_in_multi_disk_guest(self):
+        with tempfile.TemporaryDirectory() as d:
+            a = self.args(iter_trace=True, bios_dir="/bios", kernel="/k",
+                          initrd="/i")
+            v = run.Variant("w3=/b/series:poll-weight=3")
+            cmd = run.GuestBoot(a, v, [{"name": "j", "args": ["--rw=read"]}],
+                                d, "/tmp", "guest8x2").cmdline()
+            i = cmd.index("-trace")
+            self.assertEqual(cmd[i + 1], "enable=aio_poll_*,file=" +
+                             os.path.join(d, "iter-trace.log"))
+            self.assertEqual(cmd.count("-device"), 8)
+            with open(os.path.join(d, "jobs.txt")) as f:
+                self.assertEqual(f.read(), "j --rw=read --ioengine=libaio\n")
+
+    def test_too_few_disks(self):
+        with self.assertRaises(SystemExit):
+            self.boot("guest8", self.args(disks=["/d/a"])).disk_args()
+
+    def test_schedule(self):
+        s = run.schedule(["guest", "guest8"], ["a", "b", "c"], 1, 2)
+        self.assertEqual([(r, ve, v) for r, ve, v in s if ve == "guest"],
+                         [(0, "guest", "a"), (1, "guest", "a"), (1, "guest", "b"),
+                          (1, "guest", "c"), (2, "guest", "b"), (2, "guest", "c"),
+                          (2, "guest", "a")])
+        self.assertEqual(s[7][1], "guest8")         # venue by venue
+        m = run.schedule(["guest", "guest8"], ["a", "b", "c"], 1, 2, True)
+        self.assertEqual(sorted(m), sorted(s))      # the same boots
+        self.assertEqual([x[1] for x in m[:8]],
+                         ["guest", "guest8"] + ["guest"] * 3 + ["guest8"] * 3)
+
+    def test_pin_plan(self):
+        self.assertEqual(run.pin_plan([10], [20, 21], {0, 1}),
+                         {10: 0, 20: 1, 21: 1})
+        self.assertEqual(run.pin_plan([10], [20], {0}), {})
+
+    def test_snapshot_sums_iothreads(self):
+        pid = os.getpid()
+        one = run.snapshot(pid, pid)
+        two = run.snapshot(pid, [pid, pid])
+        self.assertGreaterEqual(two["sched"], 2 * one["sched"])
+        self.assertGreaterEqual(two["vcsw"], 2 * one["vcsw"])
+        self.assertEqual(two["qemu"] >= one["qemu"], True)
+
+
+class PairedReport(unittest.TestCase):
+    def rows(self):
+        rows = []
+        for rnd in range(0, 6):
+            drift = 1.0 + 0.3 * (rnd % 2)   # the host drifts by round
+            for label, cpu, iops in (("unpatched", 120, 1000),
+                                     ("floor", 100, 1000),
+                                     ("w3", 102 + rnd % 2, 1010),
+                                     ("series-floor", 100, 1000)):
+                rows.append({"venue": "guest8x2", "workload": "randread-8k-qd8-j4",
+                             "variant": label, "round": str(rnd), "status": "ok",
+                             "hang": "0", "props": "", "rate_iops": "",
+                             "iops": str(iops / drift), "lat_mean_us": "100",
+                             "lat_p99_us": "300", "other_cpu_ms": "10",
+                             "other_window_s": "4",
+                             "iothread_vcsw_per_kio": "500",
+                             "iothread_sched_ms_per_kio": str(cpu * drift),
+                             "iothread_cpu_ms_per_kio": "1",
+                             "qemu_cpu_ms_per_kio": "400"})
+        return rows
+
+    def test_disturbed_runs_left_out(self):
+        rows = self.rows()
+        # round 2 of w3: another process took 75% of a core
+        bad = next(r for r in rows if r["variant"] == "w3" and r["round"] == "2")
+        bad["other_cpu_ms"] = "3000"
+        cells, _ = report.group(rows, report.OTHER_WARN_PCT)
+        cs = cells[("guest8x2", "randread-8k-qd8-j4")]
+        self.assertEqual((len(cs["w3"].rows), cs["w3"].disturbed), (4, 1))
+        self.assertEqual(report.ratio_iv(cs, "w3", report.IO_CPU, "floor")[3], 4)
+        cells, _ = report.group(rows)
+        self.assertEqual(len(cells[("guest8x2", "randread-8k-qd8-j4")]["w3"].rows), 5)
+
+    def test_paired_ratios_and_verdicts(self):
+        cells, order = report.group(self.rows())
+        cs = cells[("guest8x2", "randread-8k-qd8-j4")]
+        # paired within rounds, the drift cancels: unpatched is 1.2x
+        iv = report.ratio_iv(cs, "unpatched", "iothread_sched_ms_per_kio", "floor")
+        self.assertAlmostEqual(iv[0], 1.2)
+        self.assertAlmostEqual(iv[1], 1.2)
+        # w3 against its own build's floor
+        self.assertEqual(report.reference("w3", "floor", list(cs)), "series-floor")
+        text = report.summary_verdicts(list(cells.items()), order)
+        line = next(l for l in text.splitlines() if l.startswith("| guest8x2"))
+        cols = [c.strip() for c in line.strip("|").split("|")]
+        self.assertEqual(cols[1], "1.20 [1.20, 1.20] **missed**")   # unpatched
+        self.assertTrue(cols[2].endswith("**met**"), cols[2])         # w3: 1.02-1.03
+        t = report.paired_tables(cs, order, "randread-8k-qd8-j4")
+        self.assertIn("| floor |", t)
+        self.assertIn("1.01 [1.01, 1.01] **met**", t)    # w3's IOPS vs unpatched
+        sp = report.spread_table(list(cells.items()), order)
+        self.assertIn("| guest8x2, randread-8k-qd8-j4 | w3 / series-floor | IOThread CPU/I/O | 5 |", sp)
 
 
 if __name__ == "__main__":

@@ -20,48 +20,20 @@ usage: policy.py RUN_DIR... [--out FILE]
 
 import argparse
 import csv
-import math
+import os
 import re
 import statistics
 import sys
 from collections import defaultdict
 
-# two-sided 95% t quantiles by degrees of freedom
-T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447,
-       7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228, 11: 2.201, 12: 2.179,
-       13: 2.160, 14: 2.145, 15: 2.131, 20: 2.086, 30: 2.042}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "bench"))
+import stats  # noqa: E402  (the one implementation of the intervals)
+from stats import fmt, interval, num  # noqa: E402,F401
 
 METRICS = [("iothread_cpu_ms_per_kio", "IOThread CPU per I/O"),
            ("iothread_vcsw_per_kio", "blocking wakeups per I/O"),
            ("iops", "IOPS")]
-
-
-def t95(df):
-    if df in T95:
-        return T95[df]
-    return T95[max(k for k in T95 if k <= df)] if df > 1 else T95[1]
-
-
-def interval(ratios):
-    """(geometric mean, low, high, n) of a list of positive ratios."""
-    logs = [math.log(r) for r in ratios if r > 0]
-    n = len(logs)
-    if n == 0:
-        return None
-    m = statistics.mean(logs)
-    if n < 2:
-        return (math.exp(m), None, None, n)
-    h = t95(n - 1) * statistics.stdev(logs) / math.sqrt(n)
-    return (math.exp(m), math.exp(m - h), math.exp(m + h), n)
-
-
-def fmt(iv):
-    if iv is None:
-        return "-"
-    g, lo, hi, n = iv
-    if lo is None:
-        return "%.3f (n=1)" % g
-    return "%.3f [%.3f, %.3f]" % (g, lo, hi)
 
 
 def load(run_dirs):
@@ -76,40 +48,9 @@ def load(run_dirs):
     return rows
 
 
-def floor_of(label, labels):
-    if label in ("unpatched",):
-        return "floor"
-    if label == "upstream" or re.fullmatch(r"up\d+", label):
-        return "upstream-floor"
-    if label == "series" or re.fullmatch(r"w\d+", label):
-        return "series-floor" if "series-floor" in labels else "floor"
-    return None
-
-
-def num(r, k):
-    try:
-        return float(r.get(k) or "nan")
-    except ValueError:
-        return float("nan")
-
-
-def ratios(a, b, key):
-    """Per-round ratios a/b of metric key over the rounds both have."""
-    out = []
-    for rnd in sorted(set(a) & set(b)):
-        x, y = num(a[rnd], key), num(b[rnd], key)
-        if x > 0 and y > 0:
-            out.append(x / y)
-    return out
-
-
-def ratio_of_ratios(a, fa, b, fb, key):
-    out = []
-    for rnd in sorted(set(a) & set(fa) & set(b) & set(fb)):
-        v = [num(x[rnd], key) for x in (a, fa, b, fb)]
-        if all(x > 0 for x in v):
-            out.append((v[0] / v[1]) / (v[2] / v[3]))
-    return out
+floor_of = stats.floor_of
+ratios = stats.paired
+ratio_of_ratios = stats.paired_of_ratios
 
 
 def median(vs, key):
