@@ -223,6 +223,8 @@ cmd_test() {
         check "qtest iothread-poll-weight-test" qtest_poll_weight
         check "replay: pinned figures, model of 10.2.2 vs recorded runs" replay_check
         check "replay: priced; the recordings give the committed validation" evidence_check
+        check "bench: runner, statistics and report unit tests" \
+            /usr/bin/python3 "$APW_ROOT/harness/bench/test_bench.py"
         check "upstream 11.1.3: contract compared field by field" upstream_contract
         check "upstream 11.1.3: the series' qtest against upstream" upstream_qtest
         check "fio verify under a QMP parameter storm" load_test
