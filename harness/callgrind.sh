@@ -32,6 +32,7 @@ CG_ROWS=(
 callgrind_usage() {
     cat <<'EOF'
 usage: ./apw callgrind [-n N] [--runs R] [--warmup W] [--only REGEX]
+       ./apw callgrind --scaling [-n N] [--warmup W]
 
 Counts the instructions of aio_poll() (and all it calls) per call, with
 callgrind, for the base (work/BASE/base/build-all) and the series
@@ -44,9 +45,112 @@ callgrind dumps stay in work/callgrind/out/ for callgrind_annotate.
   --warmup W  warm-up calls before the measured ones (default 1000)
   --only RE   only the scenarios whose label matches the extended regex RE
 
+--scaling     instructions per aio_poll() against the number of polled
+              handlers (1, 16, 256, 1024; all but one never fire again
+              after joining the poll list), fake clock, fdmon-poll, for
+              three builds: "10.2.2" (the unpatched base), "series" (the
+              tree at the patch before the last, QEMU 11.1's policy) and
+              "new" (the whole series).  Scenarios: caught (polling
+              catches the event), idle (polling is on but catches nothing:
+              the event comes through the fd) and nopoll (poll-max-ns=0).
+              Writes work/BASE/callgrind/scaling.csv (build,polled_handlers,
+              scenario,instructions_per_aio_poll), the format of
+              results/callgrind-scaling.csv.  Builds the unit profile of
+              the base and of the tree before the last patch if missing.
+
 Environment: APW_CG_BASE_BUILD, APW_CG_SERIES_BUILD override the build
-folders.  Reports; does not fail on the 2% target.
+folders; with --scaling, APW_CG_UPSTREAM_BUILD the one of "series".
+Reports; does not fail on the 2% target.
 EOF
+}
+
+# The tree at the patch before the last one (QEMU 11.1's policy, without
+# the series' own policy patch), as a plain tree, and its unit build
+CG_UPSTREAM_DIR=
+callgrind_upstream_build() {
+    local n sha src
+    CG_UPSTREAM_DIR=$BW/series-upstream
+    src=$CG_UPSTREAM_DIR/src
+    n=$(( $(git -C "$TREE" rev-list --count base..work) - 1 ))
+    sha=$(git -C "$TREE" rev-list --reverse base..work | sed -n "${n}p")
+    if [ "$(cat "$src/.apw-commit" 2>/dev/null)" != "$sha" ]; then
+        rm -rf "$CG_UPSTREAM_DIR"
+        mkdir -p "$src"
+        git -C "$TREE" archive "$sha" | tar -x -C "$src"
+        envfix_apply "$src"
+        echo "$sha" > "$src/.apw-commit"
+    fi
+    build_profile "$src" "$CG_UPSTREAM_DIR/build-unit" unit \
+        tests/unit/test-nested-aio-poll >&2
+}
+
+# ./apw callgrind --scaling
+callgrind_scaling() {
+    local n=$1 warmup=$2 dir=$BW/callgrind/scaling csv v k sc args
+    local line f ir calls
+    local -A blds trees
+    csv=$BW/callgrind/scaling.csv
+    if [ -z "${APW_CG_BASE_BUILD:-}" ]; then
+        [ -f "$BW/base/build-unit/libqemuutil.a" ] || cmd_build --unpatched unit >&2
+        blds[10.2.2]=$BW/base/build-unit
+    else
+        blds[10.2.2]=$APW_CG_BASE_BUILD
+    fi
+    if [ -z "${APW_CG_UPSTREAM_BUILD:-}" ]; then
+        callgrind_upstream_build
+        blds[series]=$CG_UPSTREAM_DIR/build-unit
+        trees[series]=$CG_UPSTREAM_DIR/src
+    else
+        blds[series]=$APW_CG_UPSTREAM_BUILD
+        trees[series]=$TREE
+    fi
+    if [ -z "${APW_CG_SERIES_BUILD:-}" ]; then
+        [ -f "$BW/series/build-unit/libqemuutil.a" ] || cmd_build unit >&2
+        blds[new]=$BW/series/build-unit
+    else
+        blds[new]=$APW_CG_SERIES_BUILD
+    fi
+    trees[10.2.2]=$BASE_TREE
+    trees[new]=$TREE
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    for v in 10.2.2 series new; do
+        callgrind_check_idle "${blds[$v]}"
+        say "building aio_poll_cost against ${blds[$v]}"
+        /usr/bin/python3 "$APW_ROOT/harness/callgrind/build.py" "${blds[$v]}" \
+            "${trees[$v]}" "$APW_ROOT/harness/callgrind/aio_poll_cost.c" \
+            "$dir/$v" >/dev/null ||
+            die "callgrind: building aio_poll_cost against ${blds[$v]} failed"
+    done
+    ulimit -n 4096 2>/dev/null || true
+    echo "build,polled_handlers,scenario,instructions_per_aio_poll" > "$csv.new"
+    for v in 10.2.2 series new; do
+        for k in 1 16 256 1024; do
+            for sc in caught idle nopoll; do
+                case $sc in
+                caught) args=poll-hit ;;
+                idle) args=poll-miss ;;
+                nopoll) args=nopoll ;;
+                esac
+                f=$dir/$v.$sc.$k
+                line=$(valgrind --tool=callgrind --toggle-collect=aio_poll \
+                    --callgrind-out-file="$f" "$dir/$v/aio_poll_cost-fakeclock" \
+                    "$args" "$n" --fdmon=poll --warmup="$warmup" \
+                    --idle-handlers=$((k - 1)) 2>"$f.log" | tail -n 1) || true
+                echo "   $v $k $sc: ${line:-(no summary, see $f.log)}" >&2
+                [ -n "$line" ] && [ "$(cg_field "$line" stalled)" = 0 ] &&
+                    [ "$(cg_field "$line" bad)" = 0 ] ||
+                    die "callgrind: $v, $k handlers, $sc did not hold: $f.log"
+                ir=$(cg_ir "$f.1") || die "callgrind: no dump $f.1"
+                calls=$(cg_field "$line" measured)
+                echo "$v,$k,$sc,$(awk -v a="$ir" -v b="$calls" \
+                    'BEGIN { printf "%.1f", a / b }')" >> "$csv.new"
+            done
+        done
+    done
+    mv "$csv.new" "$csv"
+    cat "$csv"
+    say "wrote $csv"
 }
 
 # cg_ir DUMP: the total Ir of a callgrind dump
@@ -82,7 +186,7 @@ callgrind_commit() {
 }
 
 cmd_callgrind() {
-    local n=20000 runs=2 warmup=1000 only='' dir out report
+    local n=20000 runs=2 warmup=1000 only='' dir out report scaling=
     local base_bld=${APW_CG_BASE_BUILD:-$BW/base/build-all}
     local series_bld=${APW_CG_SERIES_BUILD:-$BW/series/build-all}
     while [ $# -gt 0 ]; do
@@ -91,6 +195,7 @@ cmd_callgrind() {
         --runs) runs=$2; shift 2 ;;
         --warmup) warmup=$2; shift 2 ;;
         --only) only=$2; shift 2 ;;
+        --scaling) scaling=1; shift ;;
         -h|--help) callgrind_usage; return 0 ;;
         *) die "callgrind: unknown argument '$1' (./apw callgrind --help)" ;;
         esac
@@ -98,6 +203,10 @@ cmd_callgrind() {
     command -v valgrind >/dev/null || die "callgrind: valgrind is not installed"
     command -v callgrind_annotate >/dev/null ||
         die "callgrind: callgrind_annotate is not installed"
+    if [ -n "$scaling" ]; then
+        callgrind_scaling "$n" "$warmup"
+        return
+    fi
 
     dir=$BW/callgrind
     out=$dir/out

@@ -40,6 +40,10 @@
  *                   where the kernel allows it); poll: drop io_uring and
  *                   use fdmon-poll
  *   --step=NS       fake clock step per read (default 1000)
+ *   --idle-handlers=K  K more polled handlers that fire once, in the setup,
+ *                   so that they join the poll list, and never again: their
+ *                   io_poll() always reports nothing.  For the cost of
+ *                   idle polled handlers per aio_poll() (default 0).
  *   --fd-fallback   poll-hit sets the fd too, so that an aio_poll() that
  *                   does not poll still gets the event (through io_read(),
  *                   which the counts then show).  With fdmon-poll a poll
@@ -98,6 +102,26 @@ static struct {
     volatile bool stalled;      /* the watchdog had to wake aio_poll() */
     volatile bool done;
 } t;
+
+/* The idle handlers of --idle-handlers */
+static EventNotifier *idle_e;
+static long n_idle;
+
+static void idle_read(EventNotifier *n)
+{
+    event_notifier_test_and_clear(n);
+}
+
+static bool idle_poll(void *opaque)
+{
+    t.io_poll_calls++;
+    return false;
+}
+
+static void idle_poll_ready(EventNotifier *n)
+{
+    abort();    /* idle_poll() never reports an event */
+}
 
 static void io_read(EventNotifier *n)
 {
@@ -186,7 +210,8 @@ static void usage(void)
 {
     fprintf(stderr, "usage: aio_poll_cost nopoll|poll-hit|poll-miss N "
             "[--warmup=N] [--max-ns=NS] [--grow=G] [--shrink=S] "
-            "[--weight=W] [--fdmon=default|poll] [--step=NS]\n");
+            "[--weight=W] [--fdmon=default|poll] [--step=NS] "
+            "[--idle-handlers=K]\n");
     exit(2);
 }
 
@@ -230,6 +255,8 @@ int main(int argc, char **argv)
             shrink = v;
         } else if ((v = opt_num(argv[i], "--weight")) != LONG_MIN) {
             weight = v;
+        } else if ((v = opt_num(argv[i], "--idle-handlers")) != LONG_MIN) {
+            n_idle = v;
         } else if ((v = opt_num(argv[i], "--step")) != LONG_MIN) {
 #ifdef APW_FAKE_CLOCK
             fake_step = v;
@@ -268,6 +295,13 @@ int main(int argc, char **argv)
     aio_context_set_poll_params(t.ctx, max_ns, grow, shrink, &error_abort);
 #endif
 
+    idle_e = g_new0(EventNotifier, n_idle ? n_idle : 1);
+    for (i = 0; i < n_idle; i++) {
+        event_notifier_init(&idle_e[i], 0);
+        aio_set_event_notifier(t.ctx, &idle_e[i], idle_read, idle_poll,
+                               idle_poll_ready);
+        event_notifier_set(&idle_e[i]);     /* fire once: join the poll list */
+    }
     event_notifier_init(&t.e, 0);
     aio_set_event_notifier(t.ctx, &t.e, io_read, io_poll, io_poll_ready);
 
@@ -327,6 +361,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "aio_poll_cost: aio_poll() call %lu (%s) blocked "
                 "for good: the handler was not polled\n", t.iter + 1, phase);
     }
+    printf("idle_handlers=%ld ", n_idle);
     printf("scenario=%s measured=%ld warmup=%ld fdmon=%s max_ns=%ld "
            "io_read=%lu poll_ready=%lu io_poll_per_iter=%.3f "
            "stalled=%d bad=%lu",
@@ -343,6 +378,11 @@ int main(int argc, char **argv)
 
     aio_set_event_notifier(t.ctx, &t.e, NULL, NULL, NULL);
     event_notifier_cleanup(&t.e);
+    for (i = 0; i < n_idle; i++) {
+        aio_set_event_notifier(t.ctx, &idle_e[i], NULL, NULL, NULL);
+        event_notifier_cleanup(&idle_e[i]);
+    }
+    g_free(idle_e);
     aio_context_unref(t.ctx);
     return bad || t.stalled ? 1 : 0;
 }
