@@ -10,7 +10,10 @@ from the AioContext for that iteration.
 
 The test runs phases: io1 is created with --start-weight, then QMP
 qom-sets each of --weights in turn.  In each phase, after a short settle
-time, it collects the events that the daemon logs for --phase seconds.
+time, it collects the events that the daemon logs for --phase seconds,
+nudging poll-max-ns by 1 ns every --kick seconds: a policy that settles
+on one polling time (the series' last patch does, over steady waits)
+logs no events until a parameter change restarts it.
 
 Pass iff, in every phase:
   - qom-get and the QMP reply agree with the value set,
@@ -88,6 +91,9 @@ def parse_args(argv):
     p.add_argument("--settle", type=float, default=0.5,
                    help="seconds after qom-set before collecting "
                         "(default 0.5)")
+    p.add_argument("--kick", type=float, default=0.2,
+                   help="seconds between nudges of poll-max-ns during a "
+                   "phase, 0 for none (default 0.2)")
     p.add_argument("--min-events", type=int, default=20,
                    help="events needed per phase (default 20)")
     p.add_argument("--fio", default="fio")
@@ -101,6 +107,26 @@ def parse_args(argv):
         p.error("weights must be in 1..63 (0 would select the default)")
     args.fio = shutil.which(args.fio) or os.path.abspath(args.fio)
     return args
+
+
+def kick(mon, args):
+    """Wait --phase seconds; every --kick seconds, nudge poll-max-ns by
+    1 ns.  A parameter change restarts the policy (the series' last patch
+    starts its histogram afresh), so its polling time moves and the
+    events keep coming even where a policy would otherwise hold one
+    polling time for the whole phase; the weight is left alone."""
+    end = time.monotonic() + args.phase
+    n = 0
+    while True:
+        left = end - time.monotonic()
+        if left <= 0:
+            return
+        time.sleep(min(left, args.kick) if args.kick > 0 else left)
+        if args.kick > 0 and time.monotonic() < end:
+            n += 1
+            mon.ok("qom-set", {"path": "/objects/io1",
+                               "property": "poll-max-ns",
+                               "value": 32768 + n % 2})
 
 
 def run(args, tmp, state):
@@ -168,7 +194,7 @@ def run(args, tmp, state):
                                   f"reads {got}")
         time.sleep(args.settle)
         _, offset = events_since(errlog, offset)
-        time.sleep(args.phase)
+        kick(mon, args)
         if fio.poll() is not None:
             raise TestFailure(f"fio exited early with {fio.returncode}: "
                               f"{tail(os.path.join(tmp, 'fio.err'))}")
