@@ -279,19 +279,34 @@ def validate(a):
 
 
 def write_priced_md(a, measured, priced):
-    """priced.md: per workload and round, each policy priced on its own
-    run's trace (the figures the validation checks) against the references
-    of that trace, and every policy on the floor's trace (same arrivals
-    for all, the closed loop left out)"""
+    """priced.md: per workload and round, each real run priced from what
+    it measured, each policy priced on its own run's trace (the figures
+    the validation checks), and every policy on the floor's trace (same
+    arrivals for all, the closed loop left out); each against the
+    references of the trace it is compared on"""
     by = {(p["trace"], p["policy"]): p for p in priced}
     rows = {}
     for r in measured:
         rows.setdefault((r["venue"], r["workload"], r["round"]), {})[
             r["variant"]] = r
     order = [p for p in POLICY_VARIANT if p != "never-poll"]
+    header = ("| workload | round | policy | CPU | latency | x opt | x fix |\n"
+              "|---|---|---|--:|--:|--:|--:|\n")
 
-    def per_io(p, key):
-        return int(p[key]) / int(p["ios"]) / 1000
+    def row(f, key, pol, trace, ios, cpu, lat):
+        venue, wl, rnd = key
+        opt = by[(trace, "optimum")]
+        fix = by[(trace, "best-fixed")]
+        f.write("| %s-%s | %s | %s | %.1f | %.1f | %.2f | %.2f |\n"
+                % (venue, wl, rnd, pol, cpu / ios / 1000, lat / ios / 1000,
+                   cpu / max(int(opt["cpu_ns"]), 1),
+                   cpu / max(int(fix["cpu_ns"]), 1)))
+
+    def replayed(f, key, pol, trace):
+        p = by.get((trace, pol))
+        if p:
+            row(f, key, pol, trace, int(p["ios"]), int(p["cpu_ns"]),
+                int(p["added_latency_ns"]))
 
     with open(os.path.join(a.out, "priced.md"), "w") as f:
         f.write("CPU and added latency per I/O in us (wakeup %d ns of CPU, "
@@ -301,64 +316,33 @@ def write_priced_md(a, measured, priced):
                 "its blocking wakeups (voluntary context switches) at the "
                 "price; latency = wakeups x the wakeup latency; x opt / x "
                 "fix: over the optimum / the best fixed polling time of "
-                "the run's own trace.\n\n| workload | round | policy | "
-                "CPU | latency | x opt | x fix |\n"
-                "|---|---|---|--:|--:|--:|--:|\n")
-        for (venue, wl, rnd), runs in sorted(rows.items()):
+                "the run's own trace.\n\n" + header)
+        for key, runs in sorted(rows.items()):
             for pol in ["never-poll"] + order:
                 run = runs.get(POLICY_VARIANT[pol])
-                if not run:
-                    continue
-                ios = int(run["ios"])
-                cpu = measured_polling(run) + int(run["vcsw"]) * a.wakeup_cpu
-                opt = by[(run["trace"], "optimum")]
-                fix = by[(run["trace"], "best-fixed")]
-                f.write("| %s-%s | %s | %s | %.1f | %.1f | %.2f | %.2f |\n"
-                        % (venue, wl, rnd, pol, cpu / ios / 1000,
-                           int(run["vcsw"]) * a.wakeup_latency / ios / 1000,
-                           cpu / max(int(opt["cpu_ns"]), 1),
-                           cpu / max(int(fix["cpu_ns"]), 1)))
+                if run:
+                    row(f, key, pol, run["trace"], int(run["ios"]),
+                        measured_polling(run) +
+                        int(run["vcsw"]) * a.wakeup_cpu,
+                        int(run["vcsw"]) * a.wakeup_latency)
         f.write("\n")
         f.write("Own trace: each policy on the trace of its own run; "
                 "x opt: its CPU over the optimum's on that trace; x fix: "
-                "over the best fixed polling time's.\n\n"
-                "| workload | round | policy | CPU | latency | x opt | "
-                "x fix |\n|---|---|---|--:|--:|--:|--:|\n")
-        for (venue, wl, rnd), runs in sorted(rows.items()):
+                "over the best fixed polling time's.\n\n" + header)
+        for key, runs in sorted(rows.items()):
             for pol in ["never-poll"] + order:
                 run = runs.get(POLICY_VARIANT[pol])
-                if not run:
-                    continue
-                p = by.get((run["trace"], pol))
-                opt = by.get((run["trace"], "optimum"))
-                fix = by.get((run["trace"], "best-fixed"))
-                if not p:
-                    continue
-                f.write("| %s-%s | %s | %s | %.1f | %.1f | %.2f | %.2f |\n"
-                        % (venue, wl, rnd, pol, per_io(p, "cpu_ns"),
-                           per_io(p, "added_latency_ns"),
-                           int(p["cpu_ns"]) / max(int(opt["cpu_ns"]), 1),
-                           int(p["cpu_ns"]) / max(int(fix["cpu_ns"]), 1)))
+                if run:
+                    replayed(f, key, pol, run["trace"])
         f.write("\nFloor trace: every policy on the floor run's trace "
                 "(the same arrivals; not validated: the closed loop is "
-                "left out).\n\n| workload | round | policy | CPU | "
-                "latency | x opt | x fix |\n|---|---|---|--:|--:|--:|--:|\n")
-        for (venue, wl, rnd), runs in sorted(rows.items()):
+                "left out).\n\n" + header)
+        for key, runs in sorted(rows.items()):
             fl = runs.get("floor")
-            if not fl:
-                continue
-            opt = by[(fl["trace"], "optimum")]
-            fix = by[(fl["trace"], "best-fixed")]
-            for pol in ["never-poll"] + order + ["poll-to-max", "best-fixed",
-                                                 "optimum"]:
-                p = by.get((fl["trace"], pol))
-                if not p:
-                    continue
-                f.write("| %s-%s | %s | %s | %.1f | %.1f | %.2f | %.2f |\n"
-                        % (venue, wl, rnd, pol, per_io(p, "cpu_ns"),
-                           per_io(p, "added_latency_ns"),
-                           int(p["cpu_ns"]) / max(int(opt["cpu_ns"]), 1),
-                           int(p["cpu_ns"]) / max(int(fix["cpu_ns"]), 1)))
+            if fl:
+                for pol in ["never-poll"] + order + ["poll-to-max",
+                                                     "best-fixed", "optimum"]:
+                    replayed(f, key, pol, fl["trace"])
 
 
 def main():
