@@ -219,7 +219,9 @@ static Trace *trace_new(char *name, GArray *events)
         uint64_t bit = 1ULL << ev[i].h;
 
         if (!tr->n || ev[i].t != now) {
-            tr->it[tr->n++] = (Iter) { .gap = ev[i].t - now };
+            /* No cap, no recorded policy: any policy may poll up to max */
+            tr->it[tr->n++] = (Iter) { .gap = ev[i].t - now, .cap = -1,
+                                       .set = -1 };
             now = ev[i].t;
         }
         if (!(tr->it[tr->n - 1].fired & bit)) {
