@@ -212,4 +212,14 @@ evidence_check() {
         echo "the committed tables in results/ are not what the recordings give now"
         return 1
     }
+    # The synthetic traces, priced (RESULTS.md, "Synthetic traces, priced")
+    "$out/aio-poll-replay" --priced --weights 3 --wakeup-cpu 7800 \
+        --wakeup-latency 10800 --poll-entry 1135 synth:fixed synth:bimodal \
+        synth:poisson synth:onoff synth:alternate synth:regime synth:steady \
+        > "$out/replay-synthetic-priced.csv" || return 1
+    cmp "$out/replay-synthetic-priced.csv" \
+        "$EVIDENCE_RESULTS/replay-synthetic-priced.csv" || {
+        echo "results/replay-synthetic-priced.csv is not what the replay gives now"
+        return 1
+    }
 }

@@ -42,8 +42,9 @@
  *                patch 9 replaces them.
  *   new w=N      (--priced only) the policy of patch 9, the cost-minimising
  *                one: replayed twice, in lockstep, with the pure functions
- *                of util/aio-posix.h (aio_poll_hist_add(),
- *                aio_poll_hist_best(), with the tree's AIO_POLL_WAKEUP_NS)
+ *                of util/aio-posix.h (aio_poll_wait_len(),
+ *                aio_poll_hist_add(), aio_poll_hist_best(), with the tree's
+ *                AIO_POLL_WAKEUP_NS and AIO_POLL_WAKEUP_LATENCY_NS)
  *                and with the real aio_adjust_polling_time() on a real
  *                AioContext with fake handlers.  Both must agree on every
  *                polling time, or the tool fails.
@@ -823,13 +824,17 @@ static void series_adjust(Sim *s, uint64_t fired, int64_t block_ns)
  * The policy of patch 9 with the pure functions of util/aio-posix.h, and the
  * same with the real aio_adjust_polling_time(); both must agree
  */
-static void new_adjust(Sim *s, uint64_t fired, int64_t block_ns, size_t iter)
+static void new_adjust(Sim *s, uint64_t fired, int64_t block_ns, bool slept,
+                       size_t iter)
 {
     AioContext *ctx = s->ctx;
     int weight = s->pol.weight ? s->pol.weight : AIO_POLL_WEIGHT_DEFAULT;
     int h;
 
-    aio_poll_hist_add(&s->hist, block_ns, fired != 0, s->p->max_ns, weight);
+    aio_poll_hist_add(&s->hist,
+                      aio_poll_wait_len(s->poll_ns, block_ns, slept,
+                                        AIO_POLL_WAKEUP_LATENCY_NS),
+                      fired != 0, s->p->max_ns, weight);
     s->poll_ns = aio_poll_hist_best(&s->hist, s->p->max_ns,
                                     AIO_POLL_WAKEUP_NS);
 
@@ -846,7 +851,7 @@ static void new_adjust(Sim *s, uint64_t fired, int64_t block_ns, size_t iter)
     }
 
     qemu_lockcnt_inc(&ctx->list_lock);
-    aio_adjust_polling_time(ctx, s->p->max_ns, block_ns);
+    aio_adjust_polling_time(ctx, s->p->max_ns, block_ns, slept);
     qemu_lockcnt_dec(&ctx->list_lock);
 
     if (ctx->poll_ns != s->poll_ns) {
@@ -856,8 +861,12 @@ static void new_adjust(Sim *s, uint64_t fired, int64_t block_ns, size_t iter)
     }
 }
 
-/* After an iteration that blocked for @block_ns, with @fired handlers */
-static void sim_adjust(Sim *s, uint64_t fired, int64_t block_ns, size_t iter)
+/*
+ * After an iteration that blocked for @block_ns, with @fired handlers; @slept
+ * as aio_poll() tells patch 9's policy (priced_wait())
+ */
+static void sim_adjust(Sim *s, uint64_t fired, int64_t block_ns, bool slept,
+                       size_t iter)
 {
     int h;
 
@@ -882,7 +891,7 @@ static void sim_adjust(Sim *s, uint64_t fired, int64_t block_ns, size_t iter)
         }
         break;
     case POLICY_NEW:
-        new_adjust(s, fired, block_ns, iter);
+        new_adjust(s, fired, block_ns, slept, iter);
         break;
     default:
         g_assert_not_reached();
@@ -946,7 +955,7 @@ static Result replay(const Trace *tr, const Params *p, const Policy *pol)
             r.polled_ns += poll_ns;
             r.wasted_ns += poll_ns;
         }
-        sim_adjust(&s, tr->it[i].fired, gap, i);
+        sim_adjust(&s, tr->it[i].fired, gap, false, i);
         if (i < dump_iters) {
             dump_iter(tr, &s, i, poll_ns);
         }
@@ -1027,13 +1036,20 @@ static int64_t priced_cpu(const Priced *r, const Price *pr)
     return r->polled_ns + (int64_t)r->wakeups * pr->cpu_ns;
 }
 
-/* One wait with polling time @poll_ns; returns block_ns */
+/*
+ * One wait with polling time @poll_ns; returns block_ns, and in @slept
+ * whether the wait polled for all of @poll_ns and then slept, as aio_poll()
+ * tells the policy
+ */
 static int64_t priced_wait(const Iter *it, const Price *pr, int64_t poll_ns,
-                           Priced *r)
+                           Priced *r, bool *slept)
 {
     int64_t a = iter_arrival(it, pr);
+    /* A capped wait polls less than the policy chose, or not at all */
+    bool full = !poll_ns || it->cap < 0 || poll_ns < it->cap;
     int64_t reach;
 
+    *slept = false;
     if (it->cap >= 0 && poll_ns >= it->cap) {
         /*
          * try_poll_mode() polls no longer than the wait's timeout; a timer
@@ -1062,6 +1078,7 @@ static int64_t priced_wait(const Iter *it, const Price *pr, int64_t poll_ns,
         return !it->woken && !it->pending ? MAX(a, it->polled) : a;
     }
     r->polled_ns += reach;
+    *slept = full;          /* what aio_poll() can tell */
     if (it->pending) {
         return a;           /* there when the fd wait began */
     }
@@ -1085,7 +1102,8 @@ static Priced replay_priced(const Trace *tr, const Params *p,
         const Iter *it = &tr->it[i];
         int64_t poll_ns = sim_poll_ns(&s);
         uint64_t wakeups = r.wakeups;
-        int64_t block_ns = priced_wait(it, pr, poll_ns, &r);
+        bool slept;
+        int64_t block_ns = priced_wait(it, pr, poll_ns, &r, &slept);
 
         if (i < dump_iters) {
             g_autofree char *name = policy_name(pol);
@@ -1098,7 +1116,7 @@ static Priced replay_priced(const Trace *tr, const Params *p,
                     it->polled, it->cap, it->set, poll_ns,
                     r.wakeups > wakeups ? "slept" : "no-sleep");
         }
-        sim_adjust(&s, it->fired, block_ns, i);
+        sim_adjust(&s, it->fired, block_ns, slept, i);
     }
     sim_cleanup(&s);
     return r;
@@ -1110,7 +1128,9 @@ static Priced replay_fixed(const Trace *tr, const Price *pr, int64_t poll_ns)
     size_t i;
 
     for (i = 0; i < tr->n; i++) {
-        priced_wait(&tr->it[i], pr, poll_ns, &r);
+        bool slept;
+
+        priced_wait(&tr->it[i], pr, poll_ns, &r, &slept);
     }
     return r;
 }
