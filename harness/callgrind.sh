@@ -49,14 +49,14 @@ callgrind dumps stay in work/callgrind/out/ for callgrind_annotate.
               handlers (1, 16, 256, 1024; all but one never fire again
               after joining the poll list), fake clock, fdmon-poll, for
               three builds: "10.2.2" (the unpatched base), "series" (the
-              tree at the patch before the last, QEMU 11.1's policy) and
-              "new" (the whole series).  Scenarios: caught (polling
+              tree at patch 8, QEMU 11.1's policy) and "new" (the whole
+              series).  Scenarios: caught (polling
               catches the event), idle (polling is on but catches nothing:
               the event comes through the fd) and nopoll (poll-max-ns=0).
               Writes work/BASE/callgrind/scaling.csv (build,polled_handlers,
               scenario,instructions_per_aio_poll), the format of
               results/callgrind-scaling.csv.  Builds the unit profile of
-              the base and of the tree before the last patch if missing.
+              the base and of the tree at patch 8 if missing.
 
 Environment: APW_CG_BASE_BUILD, APW_CG_SERIES_BUILD override the build
 folders; with --scaling, APW_CG_UPSTREAM_BUILD the one of "series".
@@ -64,15 +64,16 @@ Reports; does not fail on the 2% target.
 EOF
 }
 
-# The tree at the patch before the last one (QEMU 11.1's policy, without
-# the series' own policy patch), as a plain tree, and its unit build
+# The tree at patch $APW_UPSTREAM_PATCHES (QEMU 11.1's policy, without the
+# series' own policy patches), as a plain tree, and its unit build
 CG_UPSTREAM_DIR=
 callgrind_upstream_build() {
-    local n sha src
+    local sha src
     CG_UPSTREAM_DIR=$BW/series-upstream
     src=$CG_UPSTREAM_DIR/src
-    n=$(( $(git -C "$TREE" rev-list --count base..work) - 1 ))
-    sha=$(git -C "$TREE" rev-list --reverse base..work | sed -n "${n}p")
+    sha=$(git -C "$TREE" rev-list --reverse base..work |
+        sed -n "${APW_UPSTREAM_PATCHES}p")
+    [ -n "$sha" ] || die "callgrind: the tree has fewer than $APW_UPSTREAM_PATCHES patches"
     if [ "$(cat "$src/.apw-commit" 2>/dev/null)" != "$sha" ]; then
         rm -rf "$CG_UPSTREAM_DIR"
         mkdir -p "$src"

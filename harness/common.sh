@@ -20,6 +20,12 @@ APW_BASES='10.2.2 10.0.13'
 # The version of the series on the list: v1 went out as plain [PATCH].
 APW_SERIES_VERSION=v2
 
+# Patches 1-8 are QEMU 11.1's policy ("series" in the replay, the evidence
+# and callgrind); the patches after them are the project's own policy
+# ("new": patch 9, the cost-minimising policy, and patch 10, its count of
+# slept waits without the wakeup latency).
+APW_UPSTREAM_PATCHES=8
+
 # Per-base facts: Debian source version, suite, tarball name and the sha256
 # of the source package's files (orig tarball, .dsc, debian tarball),
 # and the folders of the base: its series (patches/BASE), its

@@ -44,9 +44,9 @@ EOF2
 
 # traced_build unpatched|series|new: a copy of that tree with the iteration
 # trace, built with the 'all' profile in work/BASE/traced-WHICH/.  series is
-# the upstream-equivalent policy (the tree at patch 8), new the whole series
-# (patch 9's policy on top); with 8 patches only, new is not built.
-EVIDENCE_UPSTREAM_PATCHES=8
+# the upstream-equivalent policy (the tree at patch $APW_UPSTREAM_PATCHES),
+# new the whole series (patches 9-10's policy on top); with 8 patches only,
+# new is not built.
 traced_build() {
     local which=$1 dst=$BW/traced-$1 stamp rev
     if [ "$which" = unpatched ]; then
@@ -56,13 +56,13 @@ traced_build() {
         [ -d "$TREE/.git" ] || cmd_tree
         if [ "$which" = series ]; then
             rev=$(git -C "$TREE" rev-list --reverse base..HEAD |
-                sed -n "${EVIDENCE_UPSTREAM_PATCHES}p")
+                sed -n "${APW_UPSTREAM_PATCHES}p")
         else
             rev=$(git -C "$TREE" rev-parse HEAD)
             [ "$(git -C "$TREE" rev-list --count base..HEAD)" -gt \
-                "$EVIDENCE_UPSTREAM_PATCHES" ] || return 1
+                "$APW_UPSTREAM_PATCHES" ] || return 1
         fi
-        [ -n "$rev" ] || die "evidence: the tree has fewer than $EVIDENCE_UPSTREAM_PATCHES patches"
+        [ -n "$rev" ] || die "evidence: the tree has fewer than $APW_UPSTREAM_PATCHES patches"
         stamp=$rev
     fi
     stamp="$stamp $(sha256sum < "$EVIDENCE_DIR/iter_trace.py")"

@@ -40,10 +40,11 @@
  *                2 adds to util/aio-posix.h (series_estimate_fired(),
  *                series_estimate_idle(), series_ns_update() below), since
  *                patch 9 replaces them.
- *   new w=N      (--priced only) the policy of patch 9, the cost-minimising
- *                one: replayed twice, in lockstep, with the pure functions
- *                of util/aio-posix.h (aio_poll_wait_len(),
- *                aio_poll_hist_add(), aio_poll_hist_best(), with the tree's
+ *   new w=N      (--priced only) the policy of patches 9-10, the
+ *                cost-minimising one: replayed twice, in lockstep, with
+ *                the pure functions of util/aio-posix.h
+ *                (aio_poll_wait_len(), aio_poll_hist_add(),
+ *                aio_poll_hist_best(), with the tree's
  *                AIO_POLL_WAKEUP_NS and AIO_POLL_WAKEUP_LATENCY_NS)
  *                and with the real aio_adjust_polling_time() on a real
  *                AioContext with fake handlers.  Both must agree on every
@@ -164,7 +165,7 @@ typedef enum {
     POLICY_ORACLE,
     POLICY_UNPATCHED,
     POLICY_SERIES,
-    POLICY_NEW,         /* --priced only: patch 9, see new_adjust() */
+    POLICY_NEW,         /* --priced only: patches 9-10, see new_adjust() */
 } PolicyKind;
 
 typedef struct {
@@ -667,7 +668,7 @@ static void fake_io_poll_ready(EventNotifier *e)
 /*
  * The pure functions of util/aio-posix.h in patches 2-8 (QEMU 11.1's
  * policy), which patch 9 replaces: copied here so that the replay keeps
- * modelling the series' policy against the tree with patch 9.
+ * modelling the series' policy against the whole series' tree.
  */
 static int64_t series_estimate_fired(int64_t est, int64_t block_ns,
                                      int64_t max_ns, int weight)
@@ -821,8 +822,8 @@ static void series_adjust(Sim *s, uint64_t fired, int64_t block_ns)
 }
 
 /*
- * The policy of patch 9 with the pure functions of util/aio-posix.h, and the
- * same with the real aio_adjust_polling_time(); both must agree
+ * The policy of patches 9-10 with the pure functions of util/aio-posix.h, and
+ * the same with the real aio_adjust_polling_time(); both must agree
  */
 static void new_adjust(Sim *s, uint64_t fired, int64_t block_ns, bool slept,
                        size_t iter)
@@ -863,7 +864,7 @@ static void new_adjust(Sim *s, uint64_t fired, int64_t block_ns, bool slept,
 
 /*
  * After an iteration that blocked for @block_ns, with @fired handlers; @slept
- * as aio_poll() tells patch 9's policy (priced_wait())
+ * as aio_poll() tells the policy of patches 9-10 (priced_wait())
  */
 static void sim_adjust(Sim *s, uint64_t fired, int64_t block_ns, bool slept,
                        size_t iter)

@@ -28,7 +28,7 @@
 
 Policies and the variants of their real runs: unpatched = 10.2.2's policy
 (variant 'unpatched'), series-wN = the series' upstream-equivalent patches
-1-8 at poll-weight N ('wN'), new-w3 = the whole series (patch 9's policy)
+1-8 at poll-weight N ('wN'), new-w3 = the whole series (patches 9-10's policy)
 at the default weight ('new'), never-poll = the floor itself ('floor').
 """
 
