@@ -209,7 +209,7 @@ bench_variant_spec() {
     w[0-9]|w[0-9][0-9]) echo "$1=$BENCH_SERIES_DIR:poll-weight=${1#w}" ;;
     series-floor) echo "series-floor=$BENCH_SERIES_DIR:poll-max-ns=0" ;;
     upstream|upstream-floor|up[0-9]|up[0-9][0-9])
-        upstream_ensure >&2
+        upstream_ensure >&2 || exit 1
         case "$1" in
         upstream) echo "upstream=$UPSTREAM_BIN" ;;
         upstream-floor) echo "upstream-floor=$UPSTREAM_BIN:poll-max-ns=0" ;;

@@ -7,7 +7,7 @@ DEPS_BUILD="git xz-utils ninja-build pkg-config build-essential python3-venv
     lib32gcc-12-dev ccache"
 DEPS_TEST="fio socat cpio strace valgrind python3-matplotlib busybox-static
     libasan8 libubsan1 libtsan2 e2fsprogs clang python3-sphinx
-    python3-sphinx-rtd-theme quilt dpkg-dev"
+    python3-sphinx-rtd-theme quilt dpkg-dev mmdebstrap"
 DEPS_BACKPORTS="meson python3-pycotap"
 
 BACKPORTS_LIST=/etc/apt/sources.list.d/aio-poll-weight-backports.list

@@ -54,10 +54,28 @@ EOF
 }
 
 # upstream_ensure: make the root if it is missing or wrong; quiet when it
-# is there and verified.
+# is there and verified.  One at a time: a second caller waits for the
+# first (./apw test starts one in the background, upstream_prefetch).
 upstream_ensure() {
-    local tmp t0 why
     mkdir -p "$UPSTREAM_DIR"
+    ( flock 9 && upstream_ensure_locked ) 9> "$UPSTREAM_DIR/.lock"
+}
+
+# upstream_prefetch LOG: if the root is missing, start making it in the
+# background (mmdebstrap waits on the network and the disk more than on
+# the CPU, so it overlaps the builds); whoever needs it next waits for it
+# in upstream_ensure.  A failure there shows again, in the foreground,
+# when a check calls upstream_ensure.
+upstream_prefetch() {
+    upstream_verify > /dev/null 2>&1 && return 0
+    [ "$(id -u)" = 0 ] && command -v mmdebstrap > /dev/null || return 0
+    mkdir -p "$UPSTREAM_DIR"
+    say "making the upstream 11.1.3 root in the background (log: $1)"
+    ( upstream_ensure > "$1" 2>&1 & )
+}
+
+upstream_ensure_locked() {
+    local tmp t0 why
     if ! why=$(upstream_verify 2>&1); then
         [ "$(id -u)" = 0 ] || die "upstream: $why; making the trixie root needs root (mmdebstrap)"
         command -v mmdebstrap >/dev/null || {
@@ -104,7 +122,7 @@ cmd_upstream() {
     "") ;;
     *) die "unknown upstream option '$1'" ;;
     esac
-    upstream_ensure
+    upstream_ensure || exit 1
     say "QEMU $UPSTREAM_VERSION (trixie-backports), pinned and checked, in $UPSTREAM_ROOT"
     cat <<EOF
 Run it through the wrappers, which call the root's loader and libraries:
