@@ -395,7 +395,7 @@ cmd_bench() {
 bench_tree_rev() {
     local d=$1 src
     if [ "$d" = "$UPSTREAM_BIN" ]; then
-        echo "Debian qemu-system-x86 $UPSTREAM_VERSION (trixie-backports)"
+        echo "Debian qemu-system-x86 $(upstream_version) (trixie-backports)"
         return
     fi
     src=$(sed -n "s/^SRC_PATH=//p" "$d/config-host.mak" 2>/dev/null | head -n 1)

@@ -9,23 +9,37 @@
 # root's dynamic loader and libraries.  Nothing outside the cache changes
 # (mmdebstrap itself is installed once, as a Debian package).
 
-UPSTREAM_VERSION='1:11.1.3+ds-1~bpo13+1'
+# QEMU 11.1.3, in whichever Debian revision trixie-backports serves: the
+# archive keeps only the newest backport of a package.  The project's
+# measurements were made with 1:11.1.3+ds-1~bpo13+1; on 2026-11-30 the
+# archive replaced it with 1:11.1.3+ds-2~bpo13+1, the same upstream release.
+# The root pins the upstream version (UPSTREAM_VERSION_GLOB) and records the
+# revision it got; ./apw test compares the contract field by field
+# whichever it is.
+UPSTREAM_VERSION_GLOB='1:11.1.3+ds-*~bpo13+*'
 UPSTREAM_PACKAGES='qemu-system-x86 qemu-utils'
 UPSTREAM_DIR=$APW_CACHE/upstream-11.1.3
 UPSTREAM_ROOT=$UPSTREAM_DIR/root
 # bin/ looks like a build folder to the harness: qemu-system-x86_64,
 # storage-daemon/qemu-storage-daemon and pc-bios/optionrom.
 UPSTREAM_BIN=$UPSTREAM_DIR/bin
+# upstream_version: the Debian revision in the root (after upstream_ensure)
+upstream_version() {
+    cat "$UPSTREAM_DIR/version" 2>/dev/null || echo "$UPSTREAM_VERSION_GLOB"
+}
 
 # upstream_verify: the pinned packages are installed in the root and their
 # files are as packaged.  Quiet when all is well.
 upstream_verify() {
-    local r=$UPSTREAM_ROOT p v
+    local r=$UPSTREAM_ROOT p v first=
     [ -x "$r/lib64/ld-linux-x86-64.so.2" ] || { echo "no trixie root in $r"; return 1; }
     for p in $UPSTREAM_PACKAGES qemu-system-common; do
-        v=$(dpkg-query --admindir="$r/var/lib/dpkg" -W -f='${Version} ${Status}' "$p" 2>/dev/null)
-        [ "$v" = "$UPSTREAM_VERSION install ok installed" ] || {
-            echo "$p in $r is '$v', not $UPSTREAM_VERSION"
+        v=$(dpkg-query --admindir="$r/var/lib/dpkg" -W -f='${Version}|${Status}' "$p" 2>/dev/null)
+        # shellcheck disable=SC2053 # the glob is meant
+        [ "${v#*|}" = "install ok installed" ] &&
+            [[ "${v%%|*}" == $UPSTREAM_VERSION_GLOB ]] &&
+            [ "${first:=${v%%|*}}" = "${v%%|*}" ] || {
+            echo "$p in $r is '$v', not an installed $UPSTREAM_VERSION_GLOB as $UPSTREAM_PACKAGES"
             return 1
         }
         (cd "$r" && md5sum -c --quiet "var/lib/dpkg/info/$p.md5sums") || {
@@ -33,6 +47,7 @@ upstream_verify() {
             return 1
         }
     done
+    UPSTREAM_VERSION=$first
 }
 
 # upstream_wrapper NAME PROGRAM [ARGS]: bin/NAME runs the root's PROGRAM
@@ -76,7 +91,8 @@ upstream_prefetch() {
 
 upstream_ensure_locked() {
     local tmp t0 why
-    if ! why=$(upstream_verify 2>&1); then
+    if ! upstream_verify > "$UPSTREAM_DIR/verify.log" 2>&1; then
+        why=$(cat "$UPSTREAM_DIR/verify.log")
         [ "$(id -u)" = 0 ] || die "upstream: $why; making the trixie root needs root (mmdebstrap)"
         command -v mmdebstrap >/dev/null || {
             say "installing mmdebstrap"
@@ -85,23 +101,26 @@ upstream_ensure_locked() {
                 DEBIAN_FRONTEND=noninteractive apt-get -qq install -y mmdebstrap >/dev/null
             } || die "apt-get install mmdebstrap failed"
         }
-        say "making the trixie root with QEMU $UPSTREAM_VERSION in $UPSTREAM_ROOT (about 270 MB)"
+        say "making the trixie root with QEMU $UPSTREAM_VERSION_GLOB in $UPSTREAM_ROOT (about 270 MB)"
         t0=$(date +%s)
         tmp=$UPSTREAM_DIR/root.tmp
-        rm -rf "$tmp" "$UPSTREAM_ROOT"
+        rm -rf "$tmp" "$UPSTREAM_ROOT" "$UPSTREAM_DIR/version"
         local inc=
-        for p in $UPSTREAM_PACKAGES; do inc=${inc:+$inc,}$p=$UPSTREAM_VERSION; done
+        for p in $UPSTREAM_PACKAGES; do inc=${inc:+$inc,}$p; done
+        # Backports first; of QEMU's packages, the 11.1.3 revision it serves
         mmdebstrap --variant=apt --include="$inc" \
-            --setup-hook='mkdir -p "$1/etc/apt/preferences.d" && printf "Package: *\nPin: release n=trixie-backports\nPin-Priority: 500\n" > "$1/etc/apt/preferences.d/backports"' \
+            --setup-hook='mkdir -p "$1/etc/apt/preferences.d" && printf "Package: *\nPin: release n=trixie-backports\nPin-Priority: 500\n\nPackage: qemu-*\nPin: version '"$UPSTREAM_VERSION_GLOB"'\nPin-Priority: 1001\n" > "$1/etc/apt/preferences.d/backports"' \
             trixie "$tmp" \
             'deb http://deb.debian.org/debian trixie main' \
             'deb http://deb.debian.org/debian trixie-backports main' \
             > "$UPSTREAM_DIR/mmdebstrap.log" 2>&1 ||
             { rm -rf "$tmp"; die "mmdebstrap failed (see $UPSTREAM_DIR/mmdebstrap.log)"; }
         mv "$tmp" "$UPSTREAM_ROOT"
-        why=$(upstream_verify 2>&1) || die "upstream: $why"
-        say "trixie root made in $(( $(date +%s) - t0 )) s"
+        upstream_verify > "$UPSTREAM_DIR/verify.log" 2>&1 ||
+            die "upstream: $(cat "$UPSTREAM_DIR/verify.log")"
+        say "trixie root with QEMU $UPSTREAM_VERSION made in $(( $(date +%s) - t0 )) s"
     fi
+    echo "$UPSTREAM_VERSION" > "$UPSTREAM_DIR/version"
     # The wrappers are cheap: remake them each time (atomically, as another
     # run may be using them), so that a moved cache or a changed wrapper
     # never runs stale.
@@ -117,13 +136,13 @@ upstream_ensure_locked() {
 cmd_upstream() {
     case "${1:-}" in
     -h|--help)
-        echo "usage: ./apw upstream   make (once) and check the QEMU $UPSTREAM_VERSION root"
+        echo "usage: ./apw upstream   make (once) and check the QEMU $UPSTREAM_VERSION_GLOB root"
         return 0 ;;
     "") ;;
     *) die "unknown upstream option '$1'" ;;
     esac
     upstream_ensure || exit 1
-    say "QEMU $UPSTREAM_VERSION (trixie-backports), pinned and checked, in $UPSTREAM_ROOT"
+    say "QEMU $(upstream_version) (trixie-backports), pinned and checked, in $UPSTREAM_ROOT"
     cat <<EOF
 Run it through the wrappers, which call the root's loader and libraries:
   $UPSTREAM_BIN/qemu-system-x86_64 -M none -object iothread,id=io1 -qmp stdio
