@@ -88,7 +88,7 @@ for_all_bases() {
         say "base $b: ./apw --base $b $cmd $*"
         if [ "$cmd" = test ]; then
             log=$(mktemp)
-            APW_BASE=$b "$APW_ROOT/apw" "$cmd" "$@" | tee "$log" || rc=1
+            APW_ALL_BASES=1 APW_BASE=$b "$APW_ROOT/apw" "$cmd" "$@" | tee "$log" || rc=1
             line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)
             rm -f "$log"
             if [ -z "$line" ]; then

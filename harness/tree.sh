@@ -142,7 +142,15 @@ cmd_export() {
 # ./apw roundtrip: apply patches/ to a fresh base, export again, compare.
 cmd_roundtrip() {
     local tmp=$BW/roundtrip
-    make_base_tree "$tmp/qemu" >/dev/null
+    rm -rf "$tmp"
+    if git -C "$TREE" rev-parse -q --verify refs/tags/base >/dev/null 2>&1; then
+        # The work tree's base commit is the pristine base (make_base_tree):
+        # a clone of it saves unpacking and hashing the sources again.
+        git clone -q --shared --no-checkout "$TREE" "$tmp/qemu"
+        git -C "$tmp/qemu" checkout -q -B work base
+    else
+        make_base_tree "$tmp/qemu" >/dev/null
+    fi
     apply_series "$tmp/qemu"
     cover_description "$tmp/qemu"
     export_series "$tmp/qemu" "$tmp/patches"
