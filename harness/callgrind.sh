@@ -52,7 +52,10 @@ callgrind dumps stay in work/callgrind/out/ for callgrind_annotate.
               tree at patch 8, QEMU 11.1's policy) and "new" (the whole
               series).  Scenarios: caught (polling
               catches the event), idle (polling is on but catches nothing:
-              the event comes through the fd) and nopoll (poll-max-ns=0).
+              the event comes through the fd), blocked (the same with the
+              fake clock stepping 64 us per read: every wait is longer
+              than poll-max-ns, so the policies poll for 0 and block) and
+              nopoll (poll-max-ns=0).
               Writes work/BASE/callgrind/scaling.csv (build,polled_handlers,
               scenario,instructions_per_aio_poll), the format of
               results/callgrind-scaling.csv.  Builds the unit profile of
@@ -88,7 +91,7 @@ callgrind_upstream_build() {
 # ./apw callgrind --scaling
 callgrind_scaling() {
     local n=$1 warmup=$2 dir=$BW/callgrind/scaling csv v k sc args
-    local line f ir calls
+    local line f ir calls extra
     local -A blds trees
     csv=$BW/callgrind/scaling.csv
     if [ -z "${APW_CG_BASE_BUILD:-}" ]; then
@@ -127,16 +130,18 @@ callgrind_scaling() {
     echo "build,polled_handlers,scenario,instructions_per_aio_poll" > "$csv.new"
     for v in 10.2.2 series new; do
         for k in 1 16 256 1024; do
-            for sc in caught idle nopoll; do
+            for sc in caught idle blocked nopoll; do
+                extra=
                 case $sc in
                 caught) args=poll-hit ;;
                 idle) args=poll-miss ;;
+                blocked) args=poll-miss extra=--step=64000 ;;
                 nopoll) args=nopoll ;;
                 esac
                 f=$dir/$v.$sc.$k
                 line=$(valgrind --tool=callgrind --toggle-collect=aio_poll \
                     --callgrind-out-file="$f" "$dir/$v/aio_poll_cost-fakeclock" \
-                    "$args" "$n" --fdmon=poll --warmup="$warmup" \
+                    "$args" "$n" --fdmon=poll --warmup="$warmup" ${extra:+"$extra"} \
                     --idle-handlers=$((k - 1)) 2>"$f.log" | tail -n 1) || true
                 echo "   $v $k $sc: ${line:-(no summary, see $f.log)}" >&2
                 [ -n "$line" ] && [ "$(cg_field "$line" stalled)" = 0 ] &&

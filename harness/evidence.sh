@@ -101,9 +101,13 @@ committed_price() {
         "$EVIDENCE_RESULTS/wakeup-cost.csv"
 }
 
+# replay_tool OUT: the replay against the series' libqemuutil.a, of its all
+# build, or else of its unit build (it needs nothing else)
 replay_tool() {
     local out=$1 build=$BW/series/build-all
-    [ -f "$build/libqemuutil.a" ] || die "evidence: no series build in $build"
+    [ -f "$build/libqemuutil.a" ] || build=$BW/series/build-unit
+    [ -f "$build/libqemuutil.a" ] ||
+        die "evidence: no series build in $BW/series/build-all or build-unit"
     /usr/bin/python3 "$EVIDENCE_DIR/build.py" "$build" \
         "$EVIDENCE_DIR/aio-poll-replay.c" "$out/aio-poll-replay" ||
         die "evidence: aio-poll-replay does not build"

@@ -77,10 +77,12 @@ upstream_ensure() {
 }
 
 # upstream_prefetch LOG: if the root is missing, start making it in the
-# background (mmdebstrap waits on the network and the disk more than on
-# the CPU, so it overlaps the builds); whoever needs it next waits for it
-# in upstream_ensure.  A failure there shows again, in the foreground,
-# when a check calls upstream_ensure.
+# background, beside the builds; whoever needs it next waits for it in
+# upstream_ensure.  It is not free: in the cold CI run of 2026-12-01 it
+# took about 100 s of wall-clock time, of which about 48 s of CPU that
+# the builds on two cores then lack; the rest (network, disk) overlaps.
+# A failure there shows again, in the foreground, when a check calls
+# upstream_ensure.
 upstream_prefetch() {
     upstream_verify > /dev/null 2>&1 && return 0
     [ "$(id -u)" = 0 ] && command -v mmdebstrap > /dev/null || return 0
