@@ -29,7 +29,9 @@ usage: ./apw evidence [OPTIONS]
 Options:
   --runs N        measured rounds (default 2)
   --runtime S     seconds of fio per job (default 4)
-  --venue V       guest, nbd or both (default both)
+  --venue V       the benchmark's venues, comma list (default
+                  guest,nbd,guest8: the 1-disk guest, NBD and the 8-disk
+                  guest on one IOThread, what the committed recordings hold)
   --out DIR       output (default work/BASE/evidence/<timestamp>)
   --save          copy the traces, measured.csv and the tables into
                   harness/replay/traces/complete/ and results/ (what
@@ -114,7 +116,7 @@ replay_tool() {
 }
 
 cmd_evidence() {
-    local runs=2 runtime=4 venue=both out= save= from= price cpu lat bench
+    local runs=2 runtime=4 venue=guest,nbd,guest8 out= save= from= price cpu lat bench
     while [ $# -gt 0 ]; do
         case $1 in
         --runs) runs=${2:?}; shift ;;
