@@ -16,12 +16,16 @@
 # so that only aio_poll() and what it calls count; the program zeroes the
 # counters after its warm-up and dumps them after the measured calls.
 
+# A wait longer than poll-max-ns (32 us by default), so that the policy
+# polls for 0 and the thread blocks: the "blocked" cases of both tables.
+CG_SLOW_STEP=--step=64000
+
 CG_ROWS=(
     # label | clock (real or fake) | scenario | options
     "nopoll, fdmon-poll|real|nopoll|--fdmon=poll"
     "poll-hit, fdmon-poll, fake clock|fake|poll-hit|--fdmon=poll"
     "poll-miss, fdmon-poll, fake clock|fake|poll-miss|--fdmon=poll"
-    "poll-miss slow (step 64us > max), fdmon-poll, fake clock|fake|poll-miss|--fdmon=poll --step=64000"
+    "poll-miss slow (step 64us > max), fdmon-poll, fake clock|fake|poll-miss|--fdmon=poll $CG_SLOW_STEP"
     "nopoll, io_uring|real|nopoll|--fdmon=default"
     "poll-hit, io_uring, fake clock|fake|poll-hit|--fdmon=default"
     "poll-miss, io_uring, fake clock|fake|poll-miss|--fdmon=default"
@@ -135,7 +139,7 @@ callgrind_scaling() {
                 case $sc in
                 caught) args=poll-hit ;;
                 idle) args=poll-miss ;;
-                blocked) args=poll-miss extra=--step=64000 ;;
+                blocked) args=poll-miss extra=$CG_SLOW_STEP ;;
                 nopoll) args=nopoll ;;
                 esac
                 f=$dir/$v.$sc.$k

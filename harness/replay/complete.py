@@ -3,10 +3,13 @@
 
 Usage: complete.py LOG --out TRACE.gz [--window T0 T1] [--ios N]
                    [--sleep-ns NS] [--json FILE] [--header TEXT]...
+                   [--ctx-rank K]
 
 LOG holds the aio_poll_ready and aio_poll_iter lines that a build with
 harness/replay/iter_trace.py writes (--trace enable=aio_poll_*,file=LOG).
-The AioContext with the most blocking iterations is taken (the IOThread's);
+The AioContext with the most blocking iterations is taken (the IOThread's),
+or with --ctx-rank K the K-th after it (1: the second busiest; a venue with
+two IOThreads gives a trace of each);
 with --window (CLOCK_MONOTONIC seconds, e.g. fio's I/O window as the
 benchmark runner measured it) only the iterations that started inside it.
 
@@ -182,6 +185,9 @@ def main():
     ap.add_argument("--sleep-ns", type=int, default=4000,
                     help="an fd wait longer than this slept (default 4000)")
     ap.add_argument("--header", action="append", default=[])
+    ap.add_argument("--ctx-rank", type=int, default=0,
+                    help="take the AioContext with the K-th most blocking "
+                    "iterations (0, the default: the most)")
     ap.add_argument("--idle-poll", action="store_true",
                     help="the run was 10.2.2's policy: write the least "
                     "polling time it set as '# idle-poll-ns', the time of "
@@ -193,7 +199,11 @@ def main():
     if not per_ctx:
         sys.exit("complete.py: no aio_poll_iter lines in %s (a build "
                  "without harness/replay/iter_trace.py?)" % a.log)
-    ctx, iters = max(per_ctx.items(), key=lambda kv: len(kv[1]))
+    ranked = sorted(per_ctx.items(), key=lambda kv: -len(kv[1]))
+    if a.ctx_rank >= len(ranked):
+        sys.exit("complete.py: %s has %d AioContexts with blocking "
+                 "iterations, no rank %d" % (a.log, len(ranked), a.ctx_rank))
+    ctx, iters = ranked[a.ctx_rank]
     lines, meas = complete(iters, a.window, a.sleep_ns)
     if not lines:
         sys.exit("complete.py: no iteration of %s in the window" % ctx)

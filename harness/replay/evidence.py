@@ -7,7 +7,12 @@
       fio's I/O window, into a complete trace and the measured figures
       (complete.py).  Writes DIR/<venue>-<workload>-<variant>-r<N>.trace.gz
       and DIR/measured.csv (one row per run: polling time, blocking wakeups
-      as the IOThread's voluntary context switches, I/Os).
+      as the IOThread's voluntary context switches, I/Os).  A venue with
+      several IOThreads (guest8x2) gives one trace per IOThread's
+      AioContext, ...-r<N>-t1.trace.gz for the busiest and so on, and one
+      row per trace; the wakeups, I/Os and CPU in those rows are the
+      whole run's (summed over the IOThreads, as the benchmark measures
+      them), the polling time is the context's own.
 
   evidence.py validate --traces DIR --replay TOOL --out DIR2
               [--wakeup-cpu NS --wakeup-latency NS] [--max-error 0.10]
@@ -16,7 +21,8 @@
       through the policy that ran, against what that run measured: polling
       time per I/O (the thread's CPU time in try_poll_mode(), less the
       floor's) and blocking wakeups per I/O (the IOThread's voluntary
-      context switches).  Closed loop (source 'floor', reported): the
+      context switches); for a run with several traces, the replay's
+      figures summed over them.  Closed loop (source 'floor', reported): the
       floor's trace (poll-max-ns=0: arrivals no policy shaped) replayed
       through each policy, against that policy's real run in the same
       venue, workload and round; the difference is how much the policy's
@@ -41,6 +47,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 COMPLETE = os.path.join(HERE, "complete.py")
+sys.path.insert(0, os.path.join(HERE, "..", "bench"))
+from run import GUEST_VENUES  # noqa: E402 (the venues and their IOThreads)
 
 # policy name in aio-poll-replay --priced -> benchmark variant of its run
 POLICY_VARIANT = {"never-poll": "floor", "unpatched": "unpatched",
@@ -60,6 +68,76 @@ def trace_name(row):
                              row["round"])
 
 
+def venue_iothreads(venue):
+    return GUEST_VENUES[venue][1] if venue in GUEST_VENUES else 1
+
+
+def run_key(row):
+    return (row["venue"], row["workload"], row["variant"], row["round"])
+
+
+def group_runs(measured):
+    """{run key: [rows]}: one row per trace, several for a run of a venue
+    with several IOThreads"""
+    runs = {}
+    for r in measured:
+        runs.setdefault(run_key(r), []).append(r)
+    return runs
+
+
+def summed(by, parts, policy):
+    """the replay's figures for @policy summed over the traces of a run's
+    rows, and its I/Os; None if a trace has no such row"""
+    rows = [by.get((r["trace"], policy)) for r in parts]
+    if not all(rows):
+        return None
+    out = {f: sum(int(x[f]) for x in rows)
+           for f in ("polling_ns", "wakeups", "cpu_ns", "added_latency_ns")}
+    out["ios"] = int(rows[0]["ios"])
+    return out
+
+
+def convert_one(a, row, log, k, n):
+    """the trace of the k-th busiest of the run's n IOThreads' AioContexts
+    and its row of measured.csv"""
+    name = trace_name(row) + ("-t%d" % (k + 1) if n > 1 else "")
+    out = os.path.join(a.traces, name + ".trace.gz")
+    js = os.path.join(a.traces, name + ".json")
+    # 10.2.2's runs: the polling time of handlers without events
+    idle = ["--idle-poll"] if row["variant"] == "unpatched" else []
+    part = (["--ctx-rank", str(k), "--header",
+             "IOThread %d of %d by blocking iterations; I/Os, wakeups and "
+             "CPU below are the whole run's" % (k + 1, n)] if n > 1 else [])
+    subprocess.run(
+        [sys.executable, COMPLETE, log, "--out", out, "--json", js,
+         "--window", row["window_t0"], row["window_t1"],
+         "--ios", row["ios"], "--sleep-ns", str(a.sleep_ns)] + idle +
+        ["--header", "%s %s, variant %s (%s), round %s: %s IOPS, "
+         "mean latency %s us" % (row["venue"], row["workload"],
+                                 row["variant"], row["props"] or
+                                 "defaults", row["round"],
+                                 row["iops"], row["lat_mean_us"])] + part,
+        check=True)
+    with open(js) as f:
+        m = json.load(f)
+    os.unlink(js)
+    return {
+        "venue": row["venue"], "workload": row["workload"],
+        "variant": row["variant"], "round": row["round"],
+        "ios": row["ios"], "iterations": m["iterations"],
+        "polling_ns": m["polling_ns"], "polling_overhead_ns": 0,
+        "polling_cpu_ns": "" if m["polling_cpu_ns"] is None
+        else m["polling_cpu_ns"], "polling_cpu_overhead_ns": "",
+        "polled_iterations": m.get("polled_iterations", 0),
+        "poll_entry_ns": "" if m.get("poll_entry_ns") is None
+        else m["poll_entry_ns"],
+        "caught": m["caught"], "slept": m["slept"],
+        "vcsw": int(float(row["iothread_vcsw"])),
+        "iops": row["iops"], "lat_mean_us": row["lat_mean_us"],
+        "iothread_cpu_ms": row["iothread_cpu_ms"],
+        "trace": name + ".trace.gz"}
+
+
 def convert(a):
     os.makedirs(a.traces, exist_ok=True)
     rows = []
@@ -73,39 +151,9 @@ def convert(a):
             if not os.path.exists(log):
                 sys.exit("evidence.py: no %s (run the benchmark with "
                          "--iter-trace)" % log)
-            name = trace_name(row)
-            out = os.path.join(a.traces, name + ".trace.gz")
-            js = os.path.join(a.traces, name + ".json")
-            # 10.2.2's runs: the polling time of handlers without events
-            idle = ["--idle-poll"] if row["variant"] == "unpatched" else []
-            subprocess.run(
-                [sys.executable, COMPLETE, log, "--out", out, "--json", js,
-                 "--window", row["window_t0"], row["window_t1"],
-                 "--ios", row["ios"], "--sleep-ns", str(a.sleep_ns)] + idle +
-                ["--header", "%s %s, variant %s (%s), round %s: %s IOPS, "
-                 "mean latency %s us" % (row["venue"], row["workload"],
-                                         row["variant"], row["props"] or
-                                         "defaults", row["round"],
-                                         row["iops"], row["lat_mean_us"])],
-                check=True)
-            with open(js) as f:
-                m = json.load(f)
-            os.unlink(js)
-            rows.append({
-                "venue": row["venue"], "workload": row["workload"],
-                "variant": row["variant"], "round": row["round"],
-                "ios": row["ios"], "iterations": m["iterations"],
-                "polling_ns": m["polling_ns"], "polling_overhead_ns": 0,
-                "polling_cpu_ns": "" if m["polling_cpu_ns"] is None
-                else m["polling_cpu_ns"], "polling_cpu_overhead_ns": "",
-                "polled_iterations": m.get("polled_iterations", 0),
-                "poll_entry_ns": "" if m.get("poll_entry_ns") is None
-                else m["poll_entry_ns"],
-                "caught": m["caught"], "slept": m["slept"],
-                "vcsw": int(float(row["iothread_vcsw"])),
-                "iops": row["iops"], "lat_mean_us": row["lat_mean_us"],
-                "iothread_cpu_ms": row["iothread_cpu_ms"],
-                "trace": name + ".trace.gz"})
+            n = venue_iothreads(row["venue"])
+            for k in range(n):
+                rows.append(convert_one(a, row, log, k, n))
     # try_poll_mode() and the code before it take time even when nothing
     # is polled: the floor's time per iteration there is that overhead,
     # and is taken off every run's polling time of the same venue and
@@ -165,15 +213,16 @@ def measured_polling(run):
 
 
 def compare(vrows, trace, policy, source, pred_run, ios, run):
-    """append the two comparisons of a prediction (a replay row over @ios
-    I/Os) with a real run; returns the largest judged error"""
+    """append the two comparisons of a prediction (the replay's figures
+    over @ios I/Os, summed over a run's traces) with a real run (its rows,
+    one per trace); returns the largest judged error"""
     worst = 0.0
-    rios = int(run["ios"])
+    rios = int(run[0]["ios"])
     pairs = [
-        ("polling_ns_per_io", int(pred_run["polling_ns"]) / ios,
-         measured_polling(run) / rios),
-        ("wakeups_per_io", int(pred_run["wakeups"]) / ios,
-         int(run["vcsw"]) / rios),
+        ("polling_ns_per_io", pred_run["polling_ns"] / ios,
+         sum(measured_polling(r) for r in run) / rios),
+        ("wakeups_per_io", pred_run["wakeups"] / ios,
+         int(run[0]["vcsw"]) / rios),
     ]
     for metric, pred, meas in pairs:
         err = rel_error(pred, meas)
@@ -199,8 +248,7 @@ def validate(a):
     with open(os.path.join(a.traces, "measured.csv")) as f:
         measured = [r for r in csv.DictReader(f)
                     if r["variant"] in VARIANT_POLICY]
-    runs = {(r["venue"], r["workload"], r["variant"], r["round"]): r
-            for r in measured}
+    runs = group_runs(measured)
     if not any(r["variant"] == "floor" for r in measured):
         sys.exit("evidence.py: no floor runs in %s" % a.traces)
     entry = poll_entry(measured)
@@ -223,22 +271,23 @@ def validate(a):
                         p["cpu_ns"], p["added_latency_ns"],
                         p["optimum_cpu_ns"], p["wakeup_latency_ns"],
                         p["ios"], p["fixed_poll_ns"]])
-    by_trace = {r["trace"]: r for r in measured}
+    by = {(p["trace"], p["policy"]): p for p in priced}
     vrows, worst = [], 0.0
-    for p in priced:
-        variant = POLICY_VARIANT.get(p["policy"])
-        rec = by_trace[p["trace"]]
-        name = p["trace"].replace(".trace.gz", "")
-        if variant == rec["variant"]:
-            # the policy's own run: the replay of its trace against it
-            worst = max(worst, compare(vrows, name, p["policy"], "own", p,
-                                       int(rec["ios"]), rec))
-        elif variant and rec["variant"] == "floor":
-            run = runs.get((rec["venue"], rec["workload"], variant,
-                            rec["round"]))
-            if run:
-                compare(vrows, name, p["policy"], "floor", p,
-                        int(rec["ios"]), run)
+    for (venue, wl, variant, rnd), parts in runs.items():
+        name = trace_name(parts[0])
+        for policy, pvariant in POLICY_VARIANT.items():
+            pred = summed(by, parts, policy)
+            if pred is None:
+                continue
+            if pvariant == variant:
+                # the policy's own run: the replay of its trace against it
+                worst = max(worst, compare(vrows, name, policy, "own", pred,
+                                           int(parts[0]["ios"]), parts))
+            elif variant == "floor":
+                run = runs.get((venue, wl, pvariant, rnd))
+                if run:
+                    compare(vrows, name, policy, "floor", pred,
+                            int(parts[0]["ios"]), run)
     vrows.sort(key=lambda r: (r["source"] != "own", r["trace"],
                               r["policy"], r["metric"]))
     with open(os.path.join(a.out, "replay-validation.csv"), "w",
@@ -286,27 +335,28 @@ def write_priced_md(a, measured, priced):
     references of the trace it is compared on"""
     by = {(p["trace"], p["policy"]): p for p in priced}
     rows = {}
-    for r in measured:
-        rows.setdefault((r["venue"], r["workload"], r["round"]), {})[
-            r["variant"]] = r
+    for (venue, wl, variant, rnd), parts in group_runs(measured).items():
+        rows.setdefault((venue, wl, rnd), {})[variant] = parts
     order = [p for p in POLICY_VARIANT if p != "never-poll"]
     header = ("| workload | round | policy | CPU | latency | x opt | x fix |\n"
               "|---|---|---|--:|--:|--:|--:|\n")
 
-    def row(f, key, pol, trace, ios, cpu, lat):
+    def row(f, key, pol, parts, ios, cpu, lat):
+        # references summed over the run's traces (with two IOThreads,
+        # each context's own optimum and best fixed polling time)
         venue, wl, rnd = key
-        opt = by[(trace, "optimum")]
-        fix = by[(trace, "best-fixed")]
+        opt = summed(by, parts, "optimum")
+        fix = summed(by, parts, "best-fixed")
         f.write("| %s-%s | %s | %s | %.1f | %.1f | %.2f | %.2f |\n"
                 % (venue, wl, rnd, pol, cpu / ios / 1000, lat / ios / 1000,
-                   cpu / max(int(opt["cpu_ns"]), 1),
-                   cpu / max(int(fix["cpu_ns"]), 1)))
+                   cpu / max(opt["cpu_ns"], 1),
+                   cpu / max(fix["cpu_ns"], 1)))
 
-    def replayed(f, key, pol, trace):
-        p = by.get((trace, pol))
+    def replayed(f, key, pol, parts):
+        p = summed(by, parts, pol)
         if p:
-            row(f, key, pol, trace, int(p["ios"]), int(p["cpu_ns"]),
-                int(p["added_latency_ns"]))
+            row(f, key, pol, parts, p["ios"], p["cpu_ns"],
+                p["added_latency_ns"])
 
     with open(os.path.join(a.out, "priced.md"), "w") as f:
         f.write("CPU and added latency per I/O in us (wakeup %d ns of CPU, "
@@ -321,10 +371,10 @@ def write_priced_md(a, measured, priced):
             for pol in ["never-poll"] + order:
                 run = runs.get(POLICY_VARIANT[pol])
                 if run:
-                    row(f, key, pol, run["trace"], int(run["ios"]),
-                        measured_polling(run) +
-                        int(run["vcsw"]) * a.wakeup_cpu,
-                        int(run["vcsw"]) * a.wakeup_latency)
+                    row(f, key, pol, run, int(run[0]["ios"]),
+                        sum(measured_polling(r) for r in run) +
+                        int(run[0]["vcsw"]) * a.wakeup_cpu,
+                        int(run[0]["vcsw"]) * a.wakeup_latency)
         f.write("\n")
         f.write("Own trace: each policy on the trace of its own run; "
                 "x opt: its CPU over the optimum's on that trace; x fix: "
@@ -333,7 +383,7 @@ def write_priced_md(a, measured, priced):
             for pol in ["never-poll"] + order:
                 run = runs.get(POLICY_VARIANT[pol])
                 if run:
-                    replayed(f, key, pol, run["trace"])
+                    replayed(f, key, pol, run)
         f.write("\nFloor trace: every policy on the floor run's trace "
                 "(the same arrivals; not validated: the closed loop is "
                 "left out).\n\n" + header)
@@ -342,7 +392,7 @@ def write_priced_md(a, measured, priced):
             if fl:
                 for pol in ["never-poll"] + order + ["poll-to-max",
                                                      "best-fixed", "optimum"]:
-                    replayed(f, key, pol, fl["trace"])
+                    replayed(f, key, pol, fl)
 
 
 def main():
