@@ -36,6 +36,10 @@ Options:
   --save          copy the traces, measured.csv and the tables into
                   harness/replay/traces/complete/ and results/ (what
                   ./apw test checks)
+  --add           like --save, but into the committed recordings: replace
+                  only the recorded venues' traces and rows, keep the
+                  committed price of a wakeup, and replay and validate the
+                  whole set again (e.g. --venue guest8x2 --add)
   --from DIR      skip steps 1-3: convert and validate DIR's benchmark
   --build-only    step 2 only
   -h, --help      this text
@@ -116,7 +120,7 @@ replay_tool() {
 }
 
 cmd_evidence() {
-    local runs=2 runtime=4 venue=guest,nbd,guest8 out= save= from= price cpu lat bench
+    local runs=2 runtime=4 venue=guest,nbd,guest8 out= save= add= from= price cpu lat bench
     while [ $# -gt 0 ]; do
         case $1 in
         --runs) runs=${2:?}; shift ;;
@@ -124,6 +128,7 @@ cmd_evidence() {
         --venue) venue=${2:?}; shift ;;
         --out) out=${2:?}; shift ;;
         --save) save=1 ;;
+        --add) add=1 ;;
         --from) from=${2:?}; shift ;;
         --build-only)
             traced_build unpatched
@@ -193,7 +198,47 @@ cmd_evidence() {
         cp "$out/priced.md" "$EVIDENCE_RESULTS/replay-priced.md"
         cp "$out/wakeup-cost.csv" "$EVIDENCE_RESULTS/"
         say "saved the recordings in $EVIDENCE_TRACES and the tables in $EVIDENCE_RESULTS"
+    elif [ -n "$add" ]; then
+        evidence_add "$out" "$venue"
     fi
+}
+
+# evidence_add OUT VENUES: OUT's traces of VENUES (comma list) replace those
+# venues' in the committed recordings; the whole set is then replayed and
+# validated at the committed price and the tables in results/ rewritten
+evidence_add() {
+    local out=$1 venues=$2 v price
+    [ -f "$EVIDENCE_TRACES/measured.csv" ] ||
+        die "evidence: no committed recordings to add to (use --save)"
+    for v in ${venues//,/ }; do
+        rm -f "$EVIDENCE_TRACES/$v"-*.trace.gz
+    done
+    /usr/bin/python3 - "$EVIDENCE_TRACES/measured.csv" "$out/traces/measured.csv" \
+        "$venues" <<'EOF2' || die "evidence: merging measured.csv failed"
+import csv, sys
+old, new, venues = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
+with open(old, newline="") as f:
+    r = csv.DictReader(f)
+    fields, rows = r.fieldnames, [x for x in r if x["venue"] not in venues]
+with open(new, newline="") as f:
+    rows += list(csv.DictReader(f))
+with open(old, "w", newline="") as f:
+    w = csv.DictWriter(f, fieldnames=fields)
+    w.writeheader()
+    w.writerows(rows)
+EOF2
+    cp "$out/traces/"*.trace.gz "$EVIDENCE_TRACES/"
+    price=$(committed_price)
+    mkdir -p "$out/all"
+    /usr/bin/python3 "$EVIDENCE_DIR/evidence.py" validate \
+        --traces "$EVIDENCE_TRACES" --replay "$out/aio-poll-replay" \
+        --out "$out/all" --wakeup-cpu "${price% *}" \
+        --wakeup-latency "${price#* }" || true
+    cp "$out/all/replay-validation.csv" "$out/all/replay-priced.csv" \
+        "$EVIDENCE_RESULTS/"
+    cp "$out/all/validation.md" "$EVIDENCE_RESULTS/replay-validation.md"
+    cp "$out/all/priced.md" "$EVIDENCE_RESULTS/replay-priced.md"
+    say "added $venues to the recordings in $EVIDENCE_TRACES (committed price, ${price% *} ns of CPU); tables in $EVIDENCE_RESULTS"
 }
 
 # ./apw test: the committed recordings, replayed now, give the committed

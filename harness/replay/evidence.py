@@ -179,7 +179,7 @@ def convert(a):
 
 
 def poll_entry(measured):
-    """the CPU of entering and leaving poll mode: the median over the runs
+    """the CPU of entering and leaving poll mode: the median over the traces
     that polled in at least 100 iterations of what each measured"""
     e = sorted(int(r["poll_entry_ns"]) for r in measured
                if r.get("poll_entry_ns", "") != "" and
