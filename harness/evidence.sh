@@ -248,6 +248,9 @@ EOF2
 evidence_check() {
     local out=$BW/evidence-test price
     [ -f "$EVIDENCE_TRACES/measured.csv" ] || { echo "no recordings in $EVIDENCE_TRACES"; return 1; }
+    # Unit tests: complete.py's choice of AioContext, evidence.py's runs
+    # with several IOThreads
+    /usr/bin/python3 "$EVIDENCE_DIR/test_evidence.py" || return 1
     rm -rf "$out"
     mkdir -p "$out"
     replay_tool "$out"

@@ -1,0 +1,131 @@
+#!/usr/bin/python3
+"""Unit tests of complete.py's choice of AioContext and of evidence.py's
+runs with several IOThreads (one trace per AioContext, figures summed).
+
+Run by ./apw test (evidence_check) before the replay of the recordings:
+python3 harness/replay/test_evidence.py
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import evidence  # noqa: E402
+
+COMPLETE = os.path.join(HERE, "complete.py")
+
+
+def iter_line(ctx, t0, caught=0):
+    return ("aio_poll_iter ctx %s blocking 1 t0 %d t_poll %d t_wait %d "
+            "cpu_poll 50 slept %d cap -1 poll_ns 0 caught %d bh 0 "
+            "timers 0\n" % (ctx, t0, t0 + 100, t0 + 5000, 1 - caught,
+                            caught))
+
+
+class CompleteCtxRank(unittest.TestCase):
+    """--ctx-rank K takes the AioContext with the K-th most blocking
+    iterations, and fails with a clear error when there is no such
+    context"""
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.log = os.path.join(self.dir.name, "iter-trace.log")
+        with open(self.log, "w") as f:
+            t = 1000
+            # ctx 0xa: 3 blocking iterations, ctx 0xb: 5, interleaved;
+            # a non-blocking one of 0xa that does not count
+            for k in range(5):
+                if k < 3:
+                    f.write("aio_poll_ready ctx 0xa node 0x1 polled 1\n")
+                    f.write(iter_line("0xa", t))
+                    t += 10000
+                f.write("aio_poll_ready ctx 0xb node 0x2 polled 1\n")
+                f.write(iter_line("0xb", t))
+                t += 10000
+            f.write("aio_poll_iter ctx 0xa blocking 0 t0 %d t_poll %d "
+                    "t_wait %d caught 0 bh 0 timers 0\n" % (t, t, t))
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def run_rank(self, rank):
+        js = os.path.join(self.dir.name, "m.json")
+        out = os.path.join(self.dir.name, "t.trace")
+        r = subprocess.run([sys.executable, COMPLETE, self.log, "--out", out,
+                            "--json", js, "--ctx-rank", str(rank)],
+                           capture_output=True, text=True)
+        if r.returncode:
+            return r.stderr
+        with open(js) as f:
+            return json.load(f)
+
+    def test_ranks(self):
+        m0, m1 = self.run_rank(0), self.run_rank(1)
+        self.assertEqual((m0["ctx"], m0["iterations"]), ("0xb", 5))
+        self.assertEqual((m1["ctx"], m1["iterations"]), ("0xa", 3))
+        # a clear error, not a traceback
+        self.assertIn("2 AioContexts with blocking iterations, no rank 2",
+                      self.run_rank(2))
+
+
+def row(trace, polling_cpu, overhead, vcsw=8, ios=10):
+    return {"venue": "guest8x2", "workload": "randread", "variant": "w3",
+            "round": "1", "ios": str(ios), "polling_ns": "0",
+            "polling_overhead_ns": "0", "polling_cpu_ns": str(polling_cpu),
+            "polling_cpu_overhead_ns": str(overhead), "vcsw": str(vcsw),
+            "trace": trace}
+
+
+def priced(trace, policy, polling, wakeups, ios=10):
+    return {"trace": trace, "policy": policy, "polling_ns": str(polling),
+            "wakeups": str(wakeups), "cpu_ns": str(polling + wakeups * 100),
+            "added_latency_ns": str(wakeups * 10), "ios": str(ios)}
+
+
+class SeveralIOThreads(unittest.TestCase):
+    """A run with two traces is compared as one: the replay's figures of
+    both traces against the polling of both and the run's wakeups"""
+
+    def setUp(self):
+        self.parts = [row("a.trace.gz", 1700, 200),
+                      row("b.trace.gz", 1600, 100)]
+        self.by = {(p["trace"], p["policy"]): p for p in [
+            priced("a.trace.gz", "series-w3", 1000, 3),
+            priced("b.trace.gz", "series-w3", 2000, 5),
+            priced("a.trace.gz", "unpatched", 1, 1)]}
+
+    def test_group(self):
+        other = dict(self.parts[0], round="2")
+        runs = evidence.group_runs(self.parts + [other])
+        self.assertEqual(len(runs), 2)
+        self.assertEqual(len(runs[("guest8x2", "randread", "w3", "1")]), 2)
+
+    def test_summed(self):
+        s = evidence.summed(self.by, self.parts, "series-w3")
+        self.assertEqual((s["polling_ns"], s["wakeups"], s["cpu_ns"],
+                          s["added_latency_ns"], s["ios"]),
+                         (3000, 8, 3800, 80, 10))
+        # a trace without that policy: no figure for the run
+        self.assertIsNone(evidence.summed(self.by, self.parts, "unpatched"))
+
+    def test_compare(self):
+        vrows = []
+        pred = evidence.summed(self.by, self.parts, "series-w3")
+        worst = evidence.compare(vrows, "run", "series-w3", "own", pred, 10,
+                                 self.parts)
+        got = {r["metric"]: (r["predicted"], r["measured"], r["error"])
+               for r in vrows}
+        # measured polling: (1700 - 200) + (1600 - 100) over 10 I/Os;
+        # wakeups: the run's 8, counted once
+        self.assertEqual(got["polling_ns_per_io"], (300.0, 300.0, 0.0))
+        self.assertEqual(got["wakeups_per_io"], (0.8, 0.8, 0.0))
+        self.assertEqual(worst, 0.0)
+
+
+if __name__ == "__main__":
+    unittest.main()
