@@ -228,20 +228,9 @@ evidence_add() {
     for v in ${venues//,/ }; do
         rm -f "$EVIDENCE_TRACES/$v"-*.trace.gz
     done
-    /usr/bin/python3 - "$EVIDENCE_TRACES/measured.csv" "$out/traces/measured.csv" \
-        "$venues" <<'EOF2' || die "evidence: merging measured.csv failed"
-import csv, sys
-old, new, venues = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
-with open(old, newline="") as f:
-    r = csv.DictReader(f)
-    fields, rows = r.fieldnames, [x for x in r if x["venue"] not in venues]
-with open(new, newline="") as f:
-    rows += list(csv.DictReader(f))
-with open(old, "w", newline="") as f:
-    w = csv.DictWriter(f, fieldnames=fields)
-    w.writeheader()
-    w.writerows(rows)
-EOF2
+    /usr/bin/python3 "$EVIDENCE_DIR/evidence.py" merge \
+        "$EVIDENCE_TRACES/measured.csv" "$out/traces/measured.csv" ||
+        die "evidence: merging measured.csv failed"
     cp "$out/traces/"*.trace.gz "$EVIDENCE_TRACES/"
     price=$(committed_price)
     mkdir -p "$out/all"

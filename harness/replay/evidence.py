@@ -32,6 +32,10 @@
       and DIR2/validation.md.  Exits 1 if a judged error is over
       --max-error and --check is given.
 
+  evidence.py merge MEASURED NEW
+      Replaces the rows of MEASURED (a measured.csv) whose venue NEW has
+      by NEW's rows, keeping the others (./apw evidence --add).
+
 Policies and the variants of their real runs: unpatched = 10.2.2's policy
 (variant 'unpatched'), series-wN = the series' upstream-equivalent patches
 1-8 at poll-weight N ('wN'), new-w3 = the whole series (patches 9-10's policy)
@@ -395,6 +399,20 @@ def write_priced_md(a, measured, priced):
                     replayed(f, key, pol, fl)
 
 
+def merge(old, new):
+    """the rows of measured.csv @old of venues that @new has not, then
+    @new's rows, written back to @old"""
+    with open(new, newline="") as f:
+        added = list(csv.DictReader(f))
+    venues = {r["venue"] for r in added}
+    with open(old, newline="") as f:
+        kept = [r for r in csv.DictReader(f) if r["venue"] not in venues]
+    with open(old, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=MEASURED_FIELDS)
+        w.writeheader()
+        w.writerows(kept + added)
+
+
 def main():
     ap = argparse.ArgumentParser(
         description=__doc__.split("\n")[0],
@@ -413,7 +431,13 @@ def main():
     v.add_argument("--wakeup-latency", type=int, default=2000)
     v.add_argument("--max-error", type=float, default=0.10)
     v.add_argument("--check", action="store_true")
+    m = sub.add_parser("merge")
+    m.add_argument("measured")
+    m.add_argument("new")
     a = ap.parse_args()
+    if a.cmd == "merge":
+        merge(a.measured, a.new)
+        return 0
     if a.cmd == "convert":
         convert(a)
         return 0

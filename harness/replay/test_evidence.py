@@ -6,6 +6,7 @@ Run by ./apw test (evidence_check) before the replay of the recordings:
 python3 harness/replay/test_evidence.py
 """
 
+import csv
 import json
 import os
 import subprocess
@@ -125,6 +126,32 @@ class SeveralIOThreads(unittest.TestCase):
         self.assertEqual(got["polling_ns_per_io"], (300.0, 300.0, 0.0))
         self.assertEqual(got["wakeups_per_io"], (0.8, 0.8, 0.0))
         self.assertEqual(worst, 0.0)
+
+
+class Merge(unittest.TestCase):
+    """merge replaces the rows of the venues the new file has, and keeps
+    the others"""
+
+    def test_merge(self):
+        def csvrow(venue, variant):
+            r = {k: "" for k in evidence.MEASURED_FIELDS}
+            r.update(venue=venue, variant=variant, trace=venue + variant)
+            return r
+
+        with tempfile.TemporaryDirectory() as d:
+            old, new = os.path.join(d, "old.csv"), os.path.join(d, "new.csv")
+            for path, rows in ((old, [csvrow("guest", "w3"),
+                                      csvrow("guest8x2", "w3"),
+                                      csvrow("nbd", "w3")]),
+                               (new, [csvrow("guest8x2", "new")])):
+                with open(path, "w", newline="") as f:
+                    w = csv.DictWriter(f, fieldnames=evidence.MEASURED_FIELDS)
+                    w.writeheader()
+                    w.writerows(rows)
+            evidence.merge(old, new)
+            with open(old, newline="") as f:
+                got = [r["trace"] for r in csv.DictReader(f)]
+        self.assertEqual(got, ["guestw3", "nbdw3", "guest8x2new"])
 
 
 if __name__ == "__main__":
