@@ -20,10 +20,10 @@ usage: ./apw bench [OPTIONS]
 Measures IOPS, latency and host CPU per I/O of the poll-weight series
 against the unpatched base, in these venues:
   guest     qemu-system-x86_64 -accel tcg boots a busybox+fio guest; fio
-            runs on a virtio-blk disk (a host file, O_DIRECT) served by
+            runs on a virtio-blk disk (a host file, --aio, --cache) served by
             IOThread io1
   guest8    the same guest with 8 virtio-blk data disks (8 files, aio as
-            --aio, cache.direct=on), all on IOThread io1; every fio job
+            --aio and --cache), all on IOThread io1; every fio job
             spreads its I/O over the 8 disks, numjobs 4
   guest8x2  the 8 disks split over IOThreads io1 and io2; the IOThread
             figures (CPU, context switches) are summed over both
@@ -75,7 +75,14 @@ Options:
                            numjobs 1/4/8/16, seq/rand, read/write
   --rate-iops G[,N]        rate of the QD1 job in the guest and over NBD
                            (default 1340,2000)
-  --aio native|io_uring    aio= of the data disk (default native)
+  --aio native|io_uring|threads
+                           aio= of the data disks (default native)
+  --cache direct|page      direct: cache.direct=on (default); page: the
+                           host's page cache serves the data disks
+                           (cache.direct=off, the files read in first),
+                           so that a read completes in microseconds, where
+                           polling can save a wakeup's latency; needs
+                           --aio threads or io_uring
   --fio-args "OPTS"        extra fio options for every job, e.g.
                            "--ramp_time=2 --bs=4k" (no spaces in one option)
   --disk-mib N             size of the data disk file (default 256)
@@ -230,7 +237,7 @@ bench_dir_of() {
 cmd_bench() {
     local cmdline="$*"
     local venue=both variants=$BENCH_ALL_VARIANTS runs=3 warmup=1 runtime=10
-    local workloads=sat,rate full= rate=1340,2000 aio=native mib=256
+    local workloads=sat,rate full= rate=1340,2000 aio=native cache=direct mib=256
     local watchdog=120 fio_args= out= report_only= dry= custom=() specs=() v spec dir
     local iter_trace= pin=none round_major=
     BENCH_BASE_DIR=$BW/base/build-all
@@ -249,6 +256,7 @@ cmd_bench() {
         --full-matrix) full=--full-matrix ;;
         --rate-iops) rate=${2:?}; shift ;;
         --aio) aio=${2:?}; shift ;;
+        --cache) cache=${2:?}; shift ;;
         --fio-args) fio_args=${2?}; shift ;;
         --iter-trace) iter_trace=--iter-trace ;;
         --pin) pin=${2:?}; shift ;;
@@ -282,7 +290,10 @@ cmd_bench() {
         esac
     done
     case "$pin" in none|split) ;; *) die "--pin must be none or split" ;; esac
-    case "$aio" in native|io_uring) ;; *) die "--aio must be native or io_uring" ;; esac
+    case "$aio" in native|io_uring|threads) ;; *) die "--aio must be native, io_uring or threads" ;; esac
+    case "$cache" in direct|page) ;; *) die "--cache must be direct or page" ;; esac
+    [ "$cache:$aio" != page:native ] ||
+        die "--cache page needs --aio threads or io_uring (aio=native requires cache.direct=on)"
     for v in runs warmup runtime mib watchdog; do
         [[ ${!v} =~ ^[0-9]+$ ]] || die "--$v wants a number, not '${!v}'"
     done
@@ -371,7 +382,7 @@ cmd_bench() {
         --runs "$runs" --warmup "$warmup" --runtime "$runtime" \
         --workloads "$workloads" $full --watchdog "$watchdog" \
         --rate-iops-guest "${rate%%,*}" --rate-iops-nbd "${rate##*,}" \
-        --aio "$aio" --fio-args="$fio_args" --disk "$disk" $iter_trace \
+        --aio "$aio" --cache "$cache" --fio-args="$fio_args" --disk "$disk" $iter_trace \
         --disks "$disks" --pin "$pin" $round_major \
         --kernel "$(bench_first "$APW_CACHE/guest/vmlinux" "$APW_CACHE/guest/vmlinuz")" \
         --initrd "$APW_CACHE/guest/initramfs.cpio" \

@@ -48,6 +48,8 @@ Each base has its series in patches/BASE and its folder work/BASE.
   bench-bases [OPTS]  unpatched, w3 and no polling of every base in one run,
                       and the side-by-side table (OPTS go to bench)
   callgrind           instructions per aio_poll(), base against series
+  loopbench           the event loop on the wall clock, without a guest:
+                      CPU, wakeups and latency per event of each policy
   replay              exact trace replay against an offline oracle
   evidence [--save]   the price of a wakeup, complete traces of real runs,
                       the priced replay and its validation against them

@@ -201,6 +201,11 @@ upstream_qtest() {
         timeout 600 "$BW/series/build-all/tests/qtest/iothread-poll-weight-test"
 }
 
+loopbench_check() {
+    /usr/bin/python3 "$APW_ROOT/harness/loopbench/test_loopbench.py" &&
+        cmd_loopbench --self-test
+}
+
 load_test() {
     /usr/bin/python3 "$APW_ROOT/harness/e2e/load_test.py" \
         --qsd "$BW/series/build-all/storage-daemon/qemu-storage-daemon" \
@@ -245,6 +250,8 @@ cmd_test() {
         check "replay: priced; the recordings give the committed validation" evidence_check
         check "bench: runner, statistics and report unit tests" \
             /usr/bin/python3 "$APW_ROOT/harness/bench/test_bench.py"
+        check "loopbench: the event-loop program works, its report's unit tests" \
+            loopbench_check
         check "upstream 11.1.3: contract compared field by field" upstream_contract
         check "upstream 11.1.3: the series' qtest against upstream" upstream_qtest
         check "fio verify under a QMP parameter storm" load_test

@@ -305,7 +305,7 @@ class MultiDisk(unittest.TestCase):
             workloads="sat,rate", full_matrix=False, runtime=4,
             rate_iops_guest=1340, rate_iops_nbd=2000, fio_args="",
             disk="/d/one.img", disks=["/d/m%d.img" % i for i in range(8)],
-            aio="native", iter_trace=False, pin="none")
+            aio="native", cache="direct", iter_trace=False, pin="none")
         for k, v in kw.items():
             setattr(a, k, v)
         return a
@@ -346,6 +346,22 @@ class MultiDisk(unittest.TestCase):
             "-blockdev", "driver=file,node-name=d0,filename=/d/one.img,"
                          "aio=native,cache.direct=on",
             "-device", "virtio-blk-pci,drive=d0,iothread=io1"])
+
+    def test_page_cache_disks(self):
+        # --cache page: every data disk through the host's page cache
+        a = self.args(aio="threads", cache="page")
+        bds = [x for x in self.boot("guest8", a).disk_args()
+               if x.startswith("driver=file")]
+        self.assertEqual(len(bds), 8)
+        for bd in bds:
+            self.assertTrue(bd.endswith(",aio=threads,cache.direct=off"), bd)
+
+    def test_read_in(self):
+        with tempfile.TemporaryDirectory() as d:
+            p = os.path.join(d, "f")
+            with open(p, "wb") as f:
+                f.write(b"x" * (3 << 20))
+            self.assertEqual(run.read_in([p, p]), 6)
 
     def test_multi_disk_jobs_spread_over_all_disks(self):
         jobs = run.venue_jobs(self.args(), "guest8x2")

@@ -1,13 +1,15 @@
 #!/usr/bin/python3
-"""Build aio_poll_cost.c against a QEMU build folder.
+"""Build a harness program (aio_poll_cost.c, aio_loop_bench.c) against a
+QEMU build folder.
 
 usage: build.py BUILD TREE SRC OUTDIR
 
 Compiles SRC with the flags meson used for tests/unit/test-nested-aio-poll.c
 (compile_commands.json) and links it the way build.ninja links that test
 (its object inputs other than the test's own, and its LINK_ARGS, which hold
-libqemuutil.a and the libraries it needs).  Writes OUTDIR/aio_poll_cost and
-OUTDIR/aio_poll_cost-fakeclock (built with -DAPW_FAKE_CLOCK).  Adds
+libqemuutil.a and the libraries it needs).  Writes OUTDIR/NAME, NAME being
+SRC's name less .c, and OUTDIR/NAME-fakeclock (built with -DAPW_FAKE_CLOCK)
+when SRC has a fake clock.  Adds
 -DAPW_POLL_WEIGHT when TREE's aio_context_set_poll_params() takes a weight.
 Runs nothing in the build folder but the compiler and the linker: no ninja,
 so it never regenerates or rebuilds a shared build folder.
@@ -129,8 +131,12 @@ def main():
     if missing:
         die(f'{build} lacks {" ".join(missing)}: build it first')
 
-    for variant, extra in (('aio_poll_cost', []),
-                           ('aio_poll_cost-fakeclock', ['-DAPW_FAKE_CLOCK'])):
+    name = os.path.splitext(os.path.basename(src))[0]
+    variants = [(name, [])]
+    with open(src) as f:
+        if 'APW_FAKE_CLOCK' in f.read():
+            variants.append((name + '-fakeclock', ['-DAPW_FAKE_CLOCK']))
+    for variant, extra in variants:
         obj = os.path.join(outdir, variant + '.o')
         exe = os.path.join(outdir, variant)
         cc = cflags + extra + ['-o', obj, '-c', src]
