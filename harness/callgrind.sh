@@ -123,12 +123,7 @@ callgrind_scaling() {
     rm -rf "$dir"
     mkdir -p "$dir"
     for v in 10.2.2 series new; do
-        callgrind_check_idle "${blds[$v]}"
-        say "building aio_poll_cost against ${blds[$v]}"
-        /usr/bin/python3 "$APW_ROOT/harness/callgrind/build.py" "${blds[$v]}" \
-            "${trees[$v]}" "$APW_ROOT/harness/callgrind/aio_poll_cost.c" \
-            "$dir/$v" >/dev/null ||
-            die "callgrind: building aio_poll_cost against ${blds[$v]} failed"
+        harness_program "${blds[$v]}" "${trees[$v]}" callgrind/aio_poll_cost.c "$dir/$v"
     done
     ulimit -n 4096 2>/dev/null || true
     echo "build,polled_handlers,scenario,instructions_per_aio_poll" > "$csv.new"
@@ -161,6 +156,19 @@ callgrind_scaling() {
     mv "$csv.new" "$csv"
     cat "$csv"
     say "wrote $csv"
+}
+
+# harness_program BUILD TREE SRC OUTDIR: build the harness program SRC
+# (relative to harness/) against BUILD's libqemuutil.a, TREE being BUILD's
+# source, into OUTDIR (harness/callgrind/build.py)
+harness_program() {
+    local name
+    name=$(basename "$3" .c)
+    callgrind_check_idle "$1"
+    say "building $name against $1"
+    /usr/bin/python3 "$APW_ROOT/harness/callgrind/build.py" "$1" "$2" \
+        "$APW_ROOT/harness/$3" "$4" >/dev/null ||
+        die "building $name against $1 failed"
 }
 
 # cg_ir DUMP: the total Ir of a callgrind dump
@@ -229,11 +237,7 @@ cmd_callgrind() {
         if [ $v = base ]; then bld=$base_bld tree=$BASE_TREE; else bld=$series_bld tree=$TREE; fi
         [ -f "$bld/libqemuutil.a" ] ||
             die "callgrind: no $bld/libqemuutil.a: build it first ('./apw build all')"
-        callgrind_check_idle "$bld"
-        say "building aio_poll_cost against $bld"
-        /usr/bin/python3 "$APW_ROOT/harness/callgrind/build.py" "$bld" "$tree" \
-            "$APW_ROOT/harness/callgrind/aio_poll_cost.c" "$dir/$v" >/dev/null ||
-            die "callgrind: building aio_poll_cost against $bld failed"
+        harness_program "$bld" "$tree" callgrind/aio_poll_cost.c "$dir/$v"
     done
 
     local row label kind scen args i r line ir calls bin f table notes

@@ -58,11 +58,7 @@ loopbench_build() {
     blds[series]=$CG_UPSTREAM_DIR/build-unit trees[series]=$CG_UPSTREAM_DIR/src
     blds[new]=$BW/series/build-unit trees[new]=$TREE
     for v in unpatched series new; do
-        callgrind_check_idle "${blds[$v]}"
-        /usr/bin/python3 "$APW_ROOT/harness/callgrind/build.py" "${blds[$v]}" \
-            "${trees[$v]}" "$APW_ROOT/harness/loopbench/aio_loop_bench.c" \
-            "$out/$v" >/dev/null ||
-            die "loopbench: building aio_loop_bench against ${blds[$v]} failed"
+        harness_program "${blds[$v]}" "${trees[$v]}" loopbench/aio_loop_bench.c "$out/$v"
     done
 }
 
@@ -109,10 +105,7 @@ cmd_loopbench() {
             bld=$BW/series/build-unit
             [ -f "$bld/libqemuutil.a" ] || cmd_build unit >&2
         fi
-        /usr/bin/python3 "$APW_ROOT/harness/callgrind/build.py" \
-            "$bld" "$TREE" \
-            "$APW_ROOT/harness/loopbench/aio_loop_bench.c" "$bin/new" >/dev/null ||
-            die "loopbench: building aio_loop_bench failed"
+        harness_program "$bld" "$TREE" loopbench/aio_loop_bench.c "$bin/new"
         loopbench_self_test "$bin/new/aio_loop_bench"
         return
     fi

@@ -58,8 +58,13 @@
 #include "qapi/error.h"
 #include "qemu/event_notifier.h"
 #include "util/aio-posix.h"
+#include "../lib/apw_aio.h"
 #include <pthread.h>
 #include <valgrind/callgrind.h>
+
+#define PROG "aio_poll_cost"
+/* The value of option NAME=VALUE in argv[i]: apw_opt_num() */
+#define OPT(name) apw_opt_num(PROG, argv[i], name)
 
 #ifdef APW_FAKE_CLOCK
 #include <sys/syscall.h>
@@ -189,23 +194,6 @@ static bool one_iteration(enum scenario sc, bool first)
     return progress;
 }
 
-static long opt_num(const char *arg, const char *name)
-{
-    size_t n = strlen(name);
-    char *end;
-    long v;
-
-    if (strncmp(arg, name, n) || arg[n] != '=') {
-        return LONG_MIN;
-    }
-    v = strtol(arg + n + 1, &end, 0);
-    if (*end || v < 0) {
-        fprintf(stderr, "aio_poll_cost: bad value in %s\n", arg);
-        exit(2);
-    }
-    return v;
-}
-
 static void usage(void)
 {
     fprintf(stderr, "usage: aio_poll_cost nopoll|poll-hit|poll-miss N "
@@ -245,19 +233,19 @@ int main(int argc, char **argv)
         usage();
     }
     for (i = 3; i < argc; i++) {
-        if ((v = opt_num(argv[i], "--warmup")) != LONG_MIN) {
+        if ((v = OPT("--warmup")) != LONG_MIN) {
             warmup = v;
-        } else if ((v = opt_num(argv[i], "--max-ns")) != LONG_MIN) {
+        } else if ((v = OPT("--max-ns")) != LONG_MIN) {
             max_ns = v;
-        } else if ((v = opt_num(argv[i], "--grow")) != LONG_MIN) {
+        } else if ((v = OPT("--grow")) != LONG_MIN) {
             grow = v;
-        } else if ((v = opt_num(argv[i], "--shrink")) != LONG_MIN) {
+        } else if ((v = OPT("--shrink")) != LONG_MIN) {
             shrink = v;
-        } else if ((v = opt_num(argv[i], "--weight")) != LONG_MIN) {
+        } else if ((v = OPT("--weight")) != LONG_MIN) {
             weight = v;
-        } else if ((v = opt_num(argv[i], "--idle-handlers")) != LONG_MIN) {
+        } else if ((v = OPT("--idle-handlers")) != LONG_MIN) {
             n_idle = v;
-        } else if ((v = opt_num(argv[i], "--step")) != LONG_MIN) {
+        } else if ((v = OPT("--step")) != LONG_MIN) {
 #ifdef APW_FAKE_CLOCK
             fake_step = v;
 #endif
@@ -275,25 +263,8 @@ int main(int argc, char **argv)
         max_ns = 0;
     }
 
-    t.ctx = aio_context_new(&error_abort);
-    if (fdmon_poll) {
-#ifdef CONFIG_LINUX_IO_URING
-        fdmon_io_uring_destroy(t.ctx);
-#endif
-    }
+    t.ctx = apw_aio_context(PROG, fdmon_poll, max_ns, grow, shrink, weight);
     fdmon = t.ctx->fdmon_ops == &fdmon_poll_ops ? "poll" : "io_uring";
-    qemu_set_current_aio_context(t.ctx);
-
-#ifdef APW_POLL_WEIGHT
-    aio_context_set_poll_params(t.ctx, max_ns, grow, shrink, weight,
-                                &error_abort);
-#else
-    if (weight) {
-        fprintf(stderr, "aio_poll_cost: --weight needs the series\n");
-        exit(2);
-    }
-    aio_context_set_poll_params(t.ctx, max_ns, grow, shrink, &error_abort);
-#endif
 
     idle_e = g_new0(EventNotifier, n_idle ? n_idle : 1);
     for (i = 0; i < n_idle; i++) {

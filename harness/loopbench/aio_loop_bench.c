@@ -46,9 +46,14 @@
 #include "qemu/event_notifier.h"
 #include "qemu/processor.h"
 #include "util/aio-posix.h"
+#include "../lib/apw_aio.h"
 #include <pthread.h>
 #include <math.h>
 #include <sys/resource.h>
+
+#define PROG "aio_loop_bench"
+/* The value of option NAME=VALUE in argv[i]: apw_opt_num() */
+#define OPT(name) apw_opt_num(PROG, argv[i], name)
 
 /*
  * A producer that sleeps wakes up this early and spins to its time.  A
@@ -212,7 +217,8 @@ static double rng_uniform(void)
     rng_state ^= rng_state >> 12;
     rng_state ^= rng_state << 25;
     rng_state ^= rng_state >> 27;
-    return ((rng_state * 0x2545F4914F6CDD1DULL) >> 11) * (1.0 / 9007199254740992.0);
+    /* the top 53 bits, over 2^53 */
+    return ((rng_state * 0x2545F4914F6CDD1DULL) >> 11) * 0x1.0p-53;
 }
 
 static bool make_gaps(const char *pattern)
@@ -244,23 +250,6 @@ static int cmp_i64(const void *a, const void *c)
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)c;
 
     return x < y ? -1 : x > y;
-}
-
-static long opt_num(const char *arg, const char *name)
-{
-    size_t n = strlen(name);
-    char *end;
-    long v;
-
-    if (strncmp(arg, name, n) || arg[n] != '=') {
-        return LONG_MIN;
-    }
-    v = strtol(arg + n + 1, &end, 0);
-    if (*end || v < 0) {
-        fprintf(stderr, "aio_loop_bench: bad value in %s\n", arg);
-        exit(2);
-    }
-    return v;
 }
 
 static void usage(void)
@@ -296,17 +285,17 @@ int main(int argc, char **argv)
         b.cpu_producer = 0;
     }
     for (i = 3; i < argc; i++) {
-        if ((v = opt_num(argv[i], "--warmup")) != LONG_MIN) {
+        if ((v = OPT("--warmup")) != LONG_MIN) {
             warmup = v;
-        } else if ((v = opt_num(argv[i], "--max-ns")) != LONG_MIN) {
+        } else if ((v = OPT("--max-ns")) != LONG_MIN) {
             max_ns = v;
-        } else if ((v = opt_num(argv[i], "--weight")) != LONG_MIN) {
+        } else if ((v = OPT("--weight")) != LONG_MIN) {
             weight = v;
-        } else if ((v = opt_num(argv[i], "--seed")) != LONG_MIN) {
+        } else if ((v = OPT("--seed")) != LONG_MIN) {
             seed = v;
-        } else if ((v = opt_num(argv[i], "--cpu-loop")) != LONG_MIN) {
+        } else if ((v = OPT("--cpu-loop")) != LONG_MIN) {
             cpu_loop = v;
-        } else if ((v = opt_num(argv[i], "--cpu-producer")) != LONG_MIN) {
+        } else if ((v = OPT("--cpu-producer")) != LONG_MIN) {
             b.cpu_producer = v;
         } else if (!strcmp(argv[i], "--fdmon=poll")) {
             fdmon_poll = true;
@@ -332,22 +321,7 @@ int main(int argc, char **argv)
     }
 
     pin(cpu_loop);
-    b.ctx = aio_context_new(&error_abort);
-    if (fdmon_poll) {
-#ifdef CONFIG_LINUX_IO_URING
-        fdmon_io_uring_destroy(b.ctx);
-#endif
-    }
-    qemu_set_current_aio_context(b.ctx);
-#ifdef APW_POLL_WEIGHT
-    aio_context_set_poll_params(b.ctx, max_ns, 0, 0, weight, &error_abort);
-#else
-    if (weight) {
-        fprintf(stderr, "aio_loop_bench: --weight needs the series\n");
-        exit(2);
-    }
-    aio_context_set_poll_params(b.ctx, max_ns, 0, 0, &error_abort);
-#endif
+    b.ctx = apw_aio_context(PROG, fdmon_poll, max_ns, 0, 0, weight);
     event_notifier_init(&b.e, 0);
     aio_set_event_notifier(b.ctx, &b.e, io_read, io_poll, io_poll_ready);
     aio_set_event_notifier_poll(b.ctx, &b.e, io_poll_begin, io_poll_end);
