@@ -469,6 +469,21 @@ def find_thread_by_comm(pid, comm):
     return None
 
 
+def io_uring_state():
+    """The host's kernel.io_uring_disabled, which decides whether QEMU's
+    AioContexts watch their fds with io_uring (fdmon-io_uring) or fall
+    back to ppoll()/epoll (a QEMU that gets no io_uring says nothing)."""
+    try:
+        with open("/proc/sys/kernel/io_uring_disabled") as f:
+            v = f.read().strip()
+    except OSError:
+        return "kernel.io_uring_disabled not readable"
+    what = {"0": "QEMU watches fds with io_uring",
+            "1": "io_uring for root and io_uring_group only",
+            "2": "no io_uring: QEMU falls back to ppoll()/epoll"}
+    return "kernel.io_uring_disabled=%s (%s)" % (v, what.get(v, "?"))
+
+
 def file_opts(a):
     """The data disks' file options: aio= and the cache mode.  With
     --cache page the host's page cache serves the reads (cache.direct=off,
@@ -1045,6 +1060,7 @@ def write_meta(a):
         "pinning": "vCPU on the first CPU, IOThreads on the last (--pin split)"
                    if a.pin == "split" else "none (the scheduler places threads)",
         "fio": binary_version("fio"),
+        "io_uring": io_uring_state(),
     }
     for spec in a.variant:
         v = Variant(spec)
