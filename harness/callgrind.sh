@@ -176,11 +176,6 @@ cg_ir() {
     awk '/^totals:/ { print $2; f = 1 } END { if (!f) exit 1 }' "$1"
 }
 
-# cg_field LINE KEY: the value of KEY=value in the program's summary line
-cg_field() {
-    printf '%s\n' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"
-}
-
 # callgrind_check_idle BUILD: refuse a build folder that ninja is writing
 callgrind_check_idle() {
     local pid

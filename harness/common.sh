@@ -13,6 +13,11 @@ APW_EMAIL='devel@aio-poll-weight.invalid'
 
 die() { printf 'apw: error: %s\n' "$*" >&2; exit 1; }
 say() { printf '== %s\n' "$*"; }
+# cg_field LINE KEY: the value of KEY=value in a harness program's summary
+# line (aio_poll_cost, aio_loop_bench)
+cg_field() {
+    printf '%s\n' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"
+}
 
 # The bases the series is kept for; the first is the default.
 APW_BASES='10.2.2 10.0.13'

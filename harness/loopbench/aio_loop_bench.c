@@ -45,6 +45,7 @@
 #include "qemu/atomic.h"
 #include "qemu/event_notifier.h"
 #include "qemu/processor.h"
+#include "qemu/timer.h"
 #include "util/aio-posix.h"
 #include "../lib/apw_aio.h"
 #include <pthread.h>
@@ -69,7 +70,8 @@ static struct {
     int64_t *gap;           /* gap before each event */
     int64_t *post;          /* when each event was posted */
     int64_t *lat;           /* posting to handler, per event */
-    int64_t late_ns;        /* producer: posting behind schedule, summed */
+    int64_t late_ns;        /* producer: posting behind schedule, summed
+                               over the measured events */
     int64_t notify_ns;      /* producer: time in its fd writes, measured */
     long warmup;
     unsigned long posted;   /* events posted; the producer writes it */
@@ -78,14 +80,6 @@ static struct {
     unsigned long by_poll, by_fd, empty_fd, fd_writes;
     int cpu_producer;
 } b;
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static int64_t thread_cpu_ns(void)
 {
@@ -119,7 +113,7 @@ static void pin(int cpu)
 static void handle(void)
 {
     unsigned long p = qatomic_load_acquire(&b.posted);
-    int64_t now = now_ns();
+    int64_t now = get_clock();
 
     while (b.handled < p) {
         b.lat[b.handled] = now - b.post[b.handled];
@@ -167,7 +161,7 @@ static void io_poll_end(EventNotifier *n)
 
 static void wait_until(int64_t t)
 {
-    int64_t now = now_ns();
+    int64_t now = get_clock();
 
     if (t - now > SLEEP_SLACK_NS) {
         int64_t s = t - SLEEP_SLACK_NS;
@@ -175,14 +169,14 @@ static void wait_until(int64_t t)
 
         clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
     }
-    while (now_ns() < t) {
+    while (get_clock() < t) {
         cpu_relax();
     }
 }
 
 static void *producer(void *opaque)
 {
-    int64_t t = now_ns() + 1000 * 1000;
+    int64_t t = get_clock() + 1000 * 1000;
     long k;
 
     pin(b.cpu_producer);
@@ -191,17 +185,19 @@ static void *producer(void *opaque)
 
         t += b.gap[k];
         wait_until(t);
-        now = now_ns();
-        b.late_ns += now - t;
+        now = get_clock();
+        if (k >= b.warmup) {
+            b.late_ns += now - t;
+        }
         b.post[k] = now;
         qatomic_store_release(&b.posted, k + 1);
         smp_mb();
         if (!qatomic_read(&b.polling)) {
-            int64_t t1 = now_ns();
+            int64_t t1 = get_clock();
 
             event_notifier_set(&b.e);
             if (k >= b.warmup) {
-                b.notify_ns += now_ns() - t1;
+                b.notify_ns += get_clock() - t1;
             }
             b.fd_writes++;
         }
@@ -333,7 +329,7 @@ int main(int argc, char **argv)
     while (b.handled < b.n) {
         if (!started && b.handled >= warmup) {
             started = true;
-            wall0 = now_ns();
+            wall0 = get_clock();
             cpu0 = thread_cpu_ns();
             vcsw0 = thread_vcsw();
             poll0 = b.by_poll;
@@ -345,7 +341,7 @@ int main(int argc, char **argv)
     }
     cpu = thread_cpu_ns() - cpu0;
     vcsw = thread_vcsw() - vcsw0;
-    wall = now_ns() - wall0;
+    wall = get_clock() - wall0;
     pthread_join(th, NULL);
 
     /* The events handled after the measurement started */
@@ -370,7 +366,7 @@ int main(int argc, char **argv)
            sorted[m / 2], sorted[m * 99 / 100],
            b.by_poll - poll0, b.by_fd - fd0, b.empty_fd - empty0,
            b.fd_writes - writes0, (double)wall / m,
-           (double)b.late_ns / b.n);
+           (double)b.late_ns / m);
 
     aio_set_event_notifier(b.ctx, &b.e, NULL, NULL, NULL);
     event_notifier_cleanup(&b.e);

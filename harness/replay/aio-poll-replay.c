@@ -40,7 +40,7 @@
  *                2 adds to util/aio-posix.h (series_estimate_fired(),
  *                series_estimate_idle(), series_ns_update() below), since
  *                patch 9 replaces them.
- *   new w=N      (--priced only) the policy of patches 9-10, the
+ *   new w=N      (--priced only) the policy of patches 9-13, the
  *                cost-minimising one: replayed twice, in lockstep, with
  *                the pure functions of util/aio-posix.h
  *                (aio_poll_wait_len(), aio_poll_hist_add(),
@@ -48,7 +48,9 @@
  *                AIO_POLL_WAKEUP_NS and AIO_POLL_WAKEUP_LATENCY_NS)
  *                and with the real aio_adjust_polling_time() on a real
  *                AioContext with fake handlers.  Both must agree on every
- *                polling time, or the tool fails.
+ *                polling time, or the tool fails.  A wait of a complete
+ *                trace that the fd monitor kept from polling (its nw
+ *                column) is not counted, as patch 13 has it.
  *   unpatched    QEMU 10.2.2: each handler adapts its own polling time,
  *                starting at 4 us, growing by poll-grow (0 selects 2)
  *                while block_ns is above it and below poll-max-ns,
@@ -136,6 +138,7 @@ typedef struct {
     int64_t polled;     /* complete traces: the recorded run's polling */
     int64_t cap;        /* complete traces: the most any policy could poll */
     int64_t set;        /* complete traces: the recorded policy's poll time */
+    bool need_wait;     /* complete traces: no policy could poll */
 } Iter;
 
 typedef struct {
@@ -250,7 +253,8 @@ static void trace_free(Trace *tr)
 static void parse_iter_line(const char *p, const char *name, unsigned lineno,
                             GArray *iters, Trace *tr)
 {
-    long long gap, opt[3] = { 0, -1, -1 };  /* polled_ns, cap_ns, set_ns */
+    /* polled_ns, cap_ns, set_ns, nw */
+    long long gap, opt[4] = { 0, -1, -1, 0 };
     char end, hs[512];
     int woken, n = 0, m, j;
     bool bad;
@@ -260,13 +264,14 @@ static void parse_iter_line(const char *p, const char *name, unsigned lineno,
     for (j = 0; !bad && p[n] != '\0'; j++) {
         bad = j == ARRAY_SIZE(opt) ||
               sscanf(p + n, "%lld %n", &opt[j], &m) != 1 ||
-              opt[j] < (j ? -1 : 0) || opt[j] > INT64_MAX / 4;
+              opt[j] < (j ? -1 : 0) || opt[j] > INT64_MAX / 4 ||
+              (j == 3 && opt[j] > 1);
         n += bad ? 0 : m;
     }
     if (bad || gap < 0 || gap > INT64_MAX / 4 ||
         woken < 0 || woken > 2 || !strchr("pft", end)) {
         fail("%s:%u: expected 'i <wait_ns> p|f|t 0|1|2 <handlers>|- "
-             "[<polled_ns> [<cap_ns> [<set_ns>]]]'", name, lineno);
+             "[<polled_ns> [<cap_ns> [<set_ns> [0|1]]]]'", name, lineno);
     }
     it.gap = gap;
     it.end = end == 'p' ? END_POLLED : end == 'f' ? END_FD : END_TIMER;
@@ -275,6 +280,7 @@ static void parse_iter_line(const char *p, const char *name, unsigned lineno,
     it.polled = opt[0];
     it.cap = opt[1];
     it.set = opt[2];
+    it.need_wait = opt[3];
     if (strcmp(hs, "-")) {
         g_auto(GStrv) ids = g_strsplit(hs, ",", -1);
         int i;
@@ -822,22 +828,26 @@ static void series_adjust(Sim *s, uint64_t fired, int64_t block_ns)
 }
 
 /*
- * The policy of patches 9-10 with the pure functions of util/aio-posix.h, and
- * the same with the real aio_adjust_polling_time(); both must agree
+ * The policy of patches 9-13 with the pure functions of util/aio-posix.h, and
+ * the same with the real aio_adjust_polling_time(); both must agree.  A wait
+ * that is not @counted (the fd monitor kept it from polling) only clears
+ * poll_fired, as aio_poll() does since patch 13.
  */
 static void new_adjust(Sim *s, uint64_t fired, int64_t block_ns, bool slept,
-                       size_t iter)
+                       bool counted, size_t iter)
 {
     AioContext *ctx = s->ctx;
     int weight = s->pol.weight ? s->pol.weight : AIO_POLL_WEIGHT_DEFAULT;
     int h;
 
-    aio_poll_hist_add(&s->hist,
-                      aio_poll_wait_len(s->poll_ns, block_ns, slept,
-                                        AIO_POLL_WAKEUP_LATENCY_NS),
-                      fired != 0, s->p->max_ns, weight);
-    s->poll_ns = aio_poll_hist_best(&s->hist, s->p->max_ns,
-                                    AIO_POLL_WAKEUP_NS);
+    if (counted) {
+        aio_poll_hist_add(&s->hist,
+                          aio_poll_wait_len(s->poll_ns, block_ns, slept,
+                                            AIO_POLL_WAKEUP_LATENCY_NS),
+                          fired != 0, s->p->max_ns, weight);
+        s->poll_ns = aio_poll_hist_best(&s->hist, s->p->max_ns,
+                                        AIO_POLL_WAKEUP_NS);
+    }
 
     for (h = 0; h < s->nh; h++) {
         AioHandler *node = s->node[h];
@@ -851,6 +861,10 @@ static void new_adjust(Sim *s, uint64_t fired, int64_t block_ns, bool slept,
         }
     }
 
+    if (!counted) {
+        ctx->poll_fired = false;
+        return;
+    }
     qemu_lockcnt_inc(&ctx->list_lock);
     aio_adjust_polling_time(ctx, s->p->max_ns, block_ns, slept);
     qemu_lockcnt_dec(&ctx->list_lock);
@@ -864,11 +878,14 @@ static void new_adjust(Sim *s, uint64_t fired, int64_t block_ns, bool slept,
 
 /*
  * After an iteration that blocked for @block_ns, with @fired handlers; @slept
- * as aio_poll() tells the policy of patches 9-10 (priced_wait())
+ * as aio_poll() tells the policy of patches 9-13 (priced_wait()), and
+ * @need_wait if the fd monitor did not let the iteration poll
  */
 static void sim_adjust(Sim *s, uint64_t fired, int64_t block_ns, bool slept,
-                       size_t iter)
+                       bool need_wait, size_t iter)
 {
+    /* try_poll_mode() asks the fd monitor only with handlers to poll */
+    bool pollable = !need_wait || !s->in_list;
     int h;
 
     if (!s->p->max_ns) {
@@ -892,7 +909,7 @@ static void sim_adjust(Sim *s, uint64_t fired, int64_t block_ns, bool slept,
         }
         break;
     case POLICY_NEW:
-        new_adjust(s, fired, block_ns, slept, iter);
+        new_adjust(s, fired, block_ns, slept, pollable, iter);
         break;
     default:
         g_assert_not_reached();
@@ -956,7 +973,7 @@ static Result replay(const Trace *tr, const Params *p, const Policy *pol)
             r.polled_ns += poll_ns;
             r.wasted_ns += poll_ns;
         }
-        sim_adjust(&s, tr->it[i].fired, gap, false, i);
+        sim_adjust(&s, tr->it[i].fired, gap, false, false, i);
         if (i < dump_iters) {
             dump_iter(tr, &s, i, poll_ns);
         }
@@ -1117,7 +1134,7 @@ static Priced replay_priced(const Trace *tr, const Params *p,
                     it->polled, it->cap, it->set, poll_ns,
                     r.wakeups > wakeups ? "slept" : "no-sleep");
         }
-        sim_adjust(&s, it->fired, block_ns, slept, i);
+        sim_adjust(&s, it->fired, block_ns, slept, it->need_wait, i);
     }
     sim_cleanup(&s);
     return r;

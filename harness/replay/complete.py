@@ -16,7 +16,7 @@ benchmark runner measured it) only the iterations that started inside it.
 Each blocking iteration becomes one line of the complete trace that
 aio-poll-replay --priced reads:
 
-    i <wait_ns> <end> <woken> <handlers> <polled_ns> <cap_ns> <set_ns>
+    i <wait_ns> <end> <woken> <handlers> <polled_ns> <cap_ns> <set_ns> <nw>
 
   end       p: a polled handler was ready (polling could catch it), or
             nothing was but bottom halves ran: aio_notify() woke the loop,
@@ -43,6 +43,11 @@ aio-poll-replay --priced reads:
   set_ns    the polling time that the recorded run's policy had set (before
             the cap), to check a replay of that policy iteration by
             iteration; -1: not recorded
+  nw        1 if the fd monitor needed a wait first (need_wait(): io_uring
+            after an fd event, a handler without io_poll()), so that no
+            policy could poll (cap_ns is 0 then); the series' policy does
+            not count such a wait (patch 13); 0 otherwise, and in traces
+            of older traced builds
   handlers  the polled handlers that were ready, as ids in order of first
             appearance, comma separated; '-' for none
 
@@ -69,17 +74,19 @@ ITER = re.compile(r"aio_poll_iter ctx (\S+) (?:blocking (\d) )?t0 (\d+) "
 
 
 def iter_flags(m):
-    """(caught, bh) of an aio_poll_iter match, old or new format"""
+    """(caught, bh, need_wait) of an aio_poll_iter match, old or new
+    format"""
     if m.group(13) is not None:
         f = int(m.group(13))
-        return bool(f & 1), bool(f & 2)
-    return m.group(10) == "1", m.group(11) == "1"
+        return bool(f & 1), bool(f & 2), bool(f & 8)
+    return m.group(10) == "1", m.group(11) == "1", False
 
 
 def parse(path):
     """{ctx: [(t0, t_poll, t_wait, cpu_poll, slept, cap, poll_ns, caught,
-    bh, [(node, polled)])]} of the blocking iterations; cpu_poll, slept, cap
-    and poll_ns are None in logs of older traced builds"""
+    bh, need_wait, [(node, polled)])]} of the blocking iterations;
+    cpu_poll, slept, cap and poll_ns are None in logs of older traced
+    builds"""
     per_ctx, ready = {}, {}
     with open(path, errors="replace") as f:
         for line in f:
@@ -133,9 +140,10 @@ def complete(iters, window, sleep_ns):
             "set_min": None, "cpu_base_ns": base,
             "poll_entry_ns": int(sum(entry) / len(entry)) if entry else None,
             "polled_iterations": len(entry),
-            "caught": 0, "slept": 0, "ends": {"p": 0, "f": 0, "t": 0}}
-    for t0, t_poll, t_wait, cpu_poll, vcsw, cap, pns, caught, bh, nodes \
-            in iters:
+            "caught": 0, "slept": 0, "need_wait": 0,
+            "ends": {"p": 0, "f": 0, "t": 0}}
+    for t0, t_poll, t_wait, cpu_poll, vcsw, cap, pns, caught, bh, nw, \
+            nodes in iters:
         if bh and not nodes:
             nodes = [("notifier", True)]
         polled = sorted({ids.setdefault(n, len(ids)) for n, p in nodes if p})
@@ -150,11 +158,12 @@ def complete(iters, window, sleep_ns):
         if caught and cpu_poll is not None:
             # what polling took to catch it, without preemption
             wait = min(wait, max(cpu_poll - base, 0))
-        lines.append("i %d %s %d %s %d %d %d\n" % (
+        lines.append("i %d %s %d %s %d %d %d %d\n" % (
             wait, end, 2 if caught else int(slept),
             ",".join(map(str, polled)) or "-",
             (t_wait if caught else t_poll) - t0,
-            -1 if cap is None else cap, -1 if pns is None else pns))
+            -1 if cap is None else cap, -1 if pns is None else pns,
+            int(nw)))
         if pns is not None:
             meas["set_min"] = pns if meas["set_min"] is None \
                 else min(meas["set_min"], pns)
@@ -166,6 +175,7 @@ def complete(iters, window, sleep_ns):
             meas["polling_cpu_ns"] += cpu_poll
         meas["caught"] += caught
         meas["slept"] += slept
+        meas["need_wait"] += nw
         meas["ends"][end] += 1
     meas["handlers"] = len(ids)
     return lines, meas
@@ -217,7 +227,7 @@ def main():
         with opener(a.out, "wt") as f:
             f.write("# aio-poll-replay complete trace: "
                     "i <wait_ns> <end> <woken> <handlers> <polled_ns> "
-                    "<cap_ns> <set_ns>\n")
+                    "<cap_ns> <set_ns> <nw>\n")
             for h in a.header:
                 f.write("# %s\n" % h)
             f.write("# from %d blocking iterations of AioContext %s%s; "

@@ -28,7 +28,9 @@ as text):
       it; 0 if the fd monitor needs a wait first; -1 for no cap), poll_ns
       the polling time the policy had set (what try_poll_mode() polls for
       before that cap), flags: 1 polling found the event, 2 bottom halves
-      ran, 4 timers ran
+      ran, 4 timers ran, 8 the fd monitor needed a wait first (need_wait():
+      io_uring after an fd event, or a handler without io_poll()), so that
+      no policy could poll
 
 harness/replay/complete.py turns a log of these into a complete trace (every
 iteration, whatever ended it) and the measured polling time and blocking
@@ -46,11 +48,12 @@ EDITS = [
      "    struct rusage apw_ru;\n"
      "    long apw_v1;\n"
      "    int64_t apw_c0, apw_c1, apw_t0, apw_t1, apw_t2, apw_cap, apw_pns;\n"
-     "    bool apw_caught, apw_bh, apw_timers;\n\n"
+     "    bool apw_caught, apw_bh, apw_timers, apw_nw;\n\n"
      "    apw_t0 = get_clock();\n\n", "after"),
     ("util/aio-posix.c",
      "    timeout = blocking ? aio_compute_timeout(ctx) : 0;\n",
-     "    apw_cap = ctx->fdmon_ops->need_wait(ctx) ? 0 : timeout;\n"
+     "    apw_nw = ctx->fdmon_ops->need_wait(ctx);\n"
+     "    apw_cap = apw_nw ? 0 : timeout;\n"
      "    apw_pns = POLL_NS;\n"
      "    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &apw_ts);\n"
      "    apw_c0 = apw_ts.tv_sec * 1000000000LL + apw_ts.tv_nsec;\n", "after"),
@@ -84,7 +87,8 @@ EDITS = [
      "    if (blocking) {\n"
      "        trace_aio_poll_iter(ctx, apw_t0, apw_t1, apw_t2, apw_c1 - apw_c0,\n"
      "                            apw_ru.ru_nvcsw - apw_v1, apw_cap, apw_pns,\n"
-     "                            apw_caught | apw_bh << 1 | apw_timers << 2);\n"
+     "                            apw_caught | apw_bh << 1 | apw_timers << 2 |\n"
+     "                            apw_nw << 3);\n"
      "    }\n"
      "\n    return progress;\n"),
     ("util/trace-events", "# aio-posix.c\n",

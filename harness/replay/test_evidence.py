@@ -74,6 +74,34 @@ class CompleteCtxRank(unittest.TestCase):
                       self.run_rank(2))
 
 
+class CompleteNeedWait(unittest.TestCase):
+    """Flag 8 of aio_poll_iter (the fd monitor needed a wait first) becomes
+    the trace's last column and is counted; logs without it give 0"""
+
+    def test_need_wait(self):
+        with tempfile.TemporaryDirectory() as d:
+            log, out = os.path.join(d, "l.log"), os.path.join(d, "t.trace")
+            js = os.path.join(d, "m.json")
+            with open(log, "w") as f:
+                for k, flags in enumerate((0, 8, 8 | 2, 1)):
+                    t = 1000 + k * 10000
+                    f.write("aio_poll_ready ctx 0xa node 0x1 polled 1\n")
+                    f.write("aio_poll_iter ctx 0xa t0 %d t_poll %d t_wait %d "
+                            "cpu_poll 50 slept %d cap %d poll_ns 3000 "
+                            "flags %d\n" % (t, t + 100, t + 5000,
+                                            0 if flags & 1 else 1,
+                                            0 if flags & 8 else -1, flags))
+                f.write(iter_line("0xa", 50000))
+            subprocess.run([sys.executable, COMPLETE, log, "--out", out,
+                            "--json", js], check=True, capture_output=True)
+            with open(out) as f:
+                nw = [line.split()[8] for line in f if line.startswith("i ")]
+            with open(js) as f:
+                m = json.load(f)
+        self.assertEqual(nw, ["0", "1", "1", "0", "0"])
+        self.assertEqual(m["need_wait"], 2)
+
+
 def row(trace, polling_cpu, overhead, vcsw=8, ios=10):
     return {"venue": "guest8x2", "workload": "randread", "variant": "w3",
             "round": "1", "ios": str(ios), "polling_ns": "0",
