@@ -63,7 +63,7 @@ MEASURED_FIELDS = ["venue", "workload", "variant", "round", "ios",
                    "polling_cpu_ns", "polling_cpu_overhead_ns",
                    "polled_iterations", "poll_entry_ns",
                    "caught", "slept", "vcsw", "iops", "lat_mean_us",
-                   "iothread_cpu_ms", "trace"]
+                   "iothread_cpu_ms", "trace", "cpu_base_ns"]
 VARIANT_POLICY = {v: p for p, v in POLICY_VARIANT.items()}
 
 
@@ -139,7 +139,9 @@ def convert_one(a, row, log, k, n):
         "vcsw": int(float(row["iothread_vcsw"])),
         "iops": row["iops"], "lat_mean_us": row["lat_mean_us"],
         "iothread_cpu_ms": row["iothread_cpu_ms"],
-        "trace": name + ".trace.gz"}
+        "trace": name + ".trace.gz",
+        "cpu_base_ns": "" if m["polling_cpu_ns"] is None
+        else m["cpu_base_ns"]}
 
 
 def convert(a):
@@ -207,10 +209,18 @@ def rel_error(pred, meas):
 
 
 def measured_polling(run):
-    """polling time of a run, less what the floor spends in the same code:
-    the thread's CPU time in try_poll_mode() where the trace has it, else
-    the wall-clock time from aio_poll()'s start to the end of polling"""
+    """polling time of a run: the thread's CPU time in try_poll_mode() less
+    what the same run's iterations that did not poll spent there
+    (cpu_base_ns per iteration: clock reads, need_wait(), the checks
+    before polling), which is also what the replay's cost of entering and
+    leaving poll mode is measured against; in recordings without
+    cpu_base_ns, less what the floor of the same round spent there; in
+    traces without CPU time, the wall-clock time from aio_poll()'s start
+    to the end of polling, less the floor's"""
     if run.get("polling_cpu_ns", "") != "":
+        if run.get("cpu_base_ns", "") not in ("", None):
+            return int(run["polling_cpu_ns"]) - \
+                int(run["iterations"]) * int(run["cpu_base_ns"])
         return int(run["polling_cpu_ns"]) - \
             int(run["polling_cpu_overhead_ns"] or 0)
     return int(run["polling_ns"]) - int(run["polling_overhead_ns"])

@@ -156,6 +156,24 @@ class SeveralIOThreads(unittest.TestCase):
         self.assertEqual(worst, 0.0)
 
 
+class MeasuredPolling(unittest.TestCase):
+    """A run's polling is its CPU time in try_poll_mode() less its own
+    iterations' cost there when they do not poll (cpu_base_ns), not the
+    floor's: a policy that never polls measures 0 however much more its
+    try_poll_mode() costs than the floor's"""
+
+    def test_own_base(self):
+        run = {"polling_cpu_ns": "5000", "iterations": "10",
+               "cpu_base_ns": "300", "polling_cpu_overhead_ns": "2000",
+               "polling_ns": "0", "polling_overhead_ns": "0"}
+        self.assertEqual(evidence.measured_polling(run), 2000)
+        never = dict(run, polling_cpu_ns="3000")
+        self.assertEqual(evidence.measured_polling(never), 0)
+        # recordings without cpu_base_ns: less the floor's
+        old = dict(run, cpu_base_ns="")
+        self.assertEqual(evidence.measured_polling(old), 3000)
+
+
 class Merge(unittest.TestCase):
     """merge replaces the rows of the venues the new file has, and keeps
     the others"""
