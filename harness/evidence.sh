@@ -208,6 +208,7 @@ cmd_evidence() {
         cp "$out/traces/"*.trace.gz "$out/traces/measured.csv" \
             "$EVIDENCE_TRACES/"
         cp "$out/replay-validation.csv" "$out/replay-priced.csv" \
+            "$out/replay-lockstep.csv" \
             "$EVIDENCE_RESULTS/"
         cp "$out/validation.md" "$EVIDENCE_RESULTS/replay-validation.md"
         cp "$out/priced.md" "$EVIDENCE_RESULTS/replay-priced.md"
@@ -239,6 +240,7 @@ evidence_add() {
         --out "$out/all" --wakeup-cpu "${price% *}" \
         --wakeup-latency "${price#* }" || true
     cp "$out/all/replay-validation.csv" "$out/all/replay-priced.csv" \
+        "$out/all/replay-lockstep.csv" \
         "$EVIDENCE_RESULTS/"
     cp "$out/all/validation.md" "$EVIDENCE_RESULTS/replay-validation.md"
     cp "$out/all/priced.md" "$EVIDENCE_RESULTS/replay-priced.md"
@@ -266,6 +268,7 @@ evidence_check() {
         return 1
     cmp "$out/replay-validation.csv" "$EVIDENCE_RESULTS/replay-validation.csv" &&
         cmp "$out/replay-priced.csv" "$EVIDENCE_RESULTS/replay-priced.csv" &&
+        cmp "$out/replay-lockstep.csv" "$EVIDENCE_RESULTS/replay-lockstep.csv" &&
         cmp "$out/priced.md" "$EVIDENCE_RESULTS/replay-priced.md" || {
         echo "the committed tables in results/ are not what the recordings give now"
         return 1

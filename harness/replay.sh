@@ -103,6 +103,20 @@ cmd_replay() {
         grep -E '^trace,|,new-w3,' > "$out/priced-needwait.csv") &&
         diff -u "$REPLAY_DIR/tests/priced-needwait.expected" "$out/priced-needwait.csv" ||
         die "replay: the priced replay of tests/priced-needwait.trace changed"
+    # ... and the references within a latency budget, where it binds
+    (cd "$REPLAY_DIR" && "$out/aio-poll-replay" --priced --weights 3 \
+        --wakeup-cpu 2000 --wakeup-latency 2000 tests/priced-latbudget.trace |
+        grep -E '^trace,|,(unpatched|best-fixed|optimum|best-fixed-lat|optimum-lat),' \
+        > "$out/priced-latbudget.csv") &&
+        diff -u "$REPLAY_DIR/tests/priced-latbudget.expected" "$out/priced-latbudget.csv" ||
+        die "replay: the priced replay of tests/priced-latbudget.trace changed"
+    # ... and the waits with a timeout of 0 that the fd monitor's wait() ran
+    # in, although the trace did not see need_wait(): not counted either
+    (cd "$REPLAY_DIR" && "$out/aio-poll-replay" --priced --wakeup-cpu 2000 \
+        --wakeup-latency 2000 tests/priced-waitran.trace |
+        grep -E '^trace,|,new-w3,' > "$out/priced-waitran.csv") &&
+        diff -u "$REPLAY_DIR/tests/priced-waitran.expected" "$out/priced-waitran.csv" ||
+        die "replay: the priced replay of tests/priced-waitran.trace changed"
 
     # The model of 10.2.2 must reproduce recorded unpatched runs exactly
     local checks=()

@@ -28,8 +28,10 @@
       venue, workload and round; the difference is how much the policy's
       own completions moved the arrivals.  Writes DIR2/replay-validation.csv
       (trace, policy, metric, predicted, measured, error, judged, source),
-      DIR2/replay-priced.csv (every policy and reference on every trace)
-      and DIR2/validation.md.  Exits 1 if a judged error is over
+      DIR2/replay-priced.csv (every policy and reference on every trace),
+      DIR2/replay-lockstep.csv (each run's own trace: in how many
+      iterations the replayed policy's polling time equals, or is within
+      10% of, the one that the run's policy set) and DIR2/validation.md.  Exits 1 if a judged error is over
       --max-error and --check is given.
 
   evidence.py merge MEASURED NEW
@@ -194,12 +196,38 @@ def poll_entry(measured):
 
 
 def replay(a, traces, entry):
+    """the priced replay of @traces, and its lockstep rows (how often the
+    replay's polling time equals the one that the recorded run set)"""
+    lockstep = os.path.join(a.out, "lockstep-all.csv")
     out = subprocess.run(
         [a.replay, "--priced", "--weights", "1,2,3,4", "--wakeup-cpu",
          str(a.wakeup_cpu), "--wakeup-latency", str(a.wakeup_latency),
-         "--poll-entry", str(entry)]
+         "--poll-entry", str(entry), "--lockstep", lockstep]
         + traces, cwd=a.traces, check=True, capture_output=True, text=True)
-    return list(csv.DictReader(out.stdout.splitlines()))
+    with open(lockstep, newline="") as f:
+        steps = list(csv.DictReader(f))
+    os.unlink(lockstep)
+    return list(csv.DictReader(out.stdout.splitlines())), steps
+
+
+def write_lockstep(a, measured, steps):
+    """replay-lockstep.csv and a section of validation.md: each run's own
+    trace, its policy's replayed polling time against the one that the run
+    set, iteration by iteration"""
+    own = {(r["trace"], VARIANT_POLICY[r["variant"]]) for r in measured}
+    rows = [r for r in steps if (r["trace"], r["policy"]) in own
+            and r["policy"] != "never-poll"]
+    rows.sort(key=lambda r: r["trace"])
+    fields = ["trace", "policy", "compared", "agreed", "within_10pct",
+              "need_wait_inferred"]
+    with open(os.path.join(a.out, "replay-lockstep.csv"), "w",
+              newline="") as f:
+        w = csv.writer(f)
+        w.writerow(fields)
+        for r in rows:
+            w.writerow([r["trace"].replace(".trace.gz", "")] +
+                       [r[k] for k in fields[1:]])
+    return rows
 
 
 def rel_error(pred, meas):
@@ -268,8 +296,9 @@ def validate(a):
     entry = poll_entry(measured)
     print("evidence.py: entering and leaving poll mode costs %d ns "
           "(median of the runs)" % entry)
-    priced = replay(a, [r["trace"] for r in measured], entry)
     os.makedirs(a.out, exist_ok=True)
+    priced, steps = replay(a, [r["trace"] for r in measured], entry)
+    steps = write_lockstep(a, measured, steps)
     with open(os.path.join(a.out, "replay-priced.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["trace", "policy", "wakeup_cost_ns", "polling_ns",
@@ -331,6 +360,22 @@ def validate(a):
                     "" if r["judged"] or source != "own"
                     else " (not judged)"))
             f.write("\n")
+        f.write("Lockstep: each run's own trace; of the iterations after "
+                "the first 500, how many recorded the polling time that "
+                "the run's policy set, and the share in which the "
+                "replay's equals it or is within 10% of it (waits taken "
+                "for ones the fd monitor kept from polling: see "
+                "harness/replay/README.md)\n\n"
+                "| trace | policy | iterations | equal | within 10% | "
+                "waits taken for need_wait() ones |\n"
+                "|---|---|--:|--:|--:|--:|\n")
+        for r in steps:
+            n = max(int(r["compared"]), 1)
+            f.write("| %s | %s | %s | %.3f | %.3f | %s |\n" % (
+                r["trace"].replace(".trace.gz", ""), r["policy"],
+                r["compared"], int(r["agreed"]) / n,
+                int(r["within_10pct"]) / n, r["need_wait_inferred"]))
+        f.write("\n")
     write_priced_md(a, measured, priced)
     print("evidence.py: %d comparisons, largest judged error %.1f%%; "
           "wrote %s" % (len(vrows), 100 * worst, a.out))
@@ -400,12 +445,15 @@ def write_priced_md(a, measured, priced):
                     replayed(f, key, pol, run)
         f.write("\nFloor trace: every policy on the floor run's trace "
                 "(the same arrivals; not validated: the closed loop is "
-                "left out).\n\n" + header)
+                "left out); best-fixed-lat and optimum-lat: the best fixed "
+                "polling time and the optimum within 1.05 times the added "
+                "latency of unpatched on the trace.\n\n" + header)
         for key, runs in sorted(rows.items()):
             fl = runs.get("floor")
             if fl:
-                for pol in ["never-poll"] + order + ["poll-to-max",
-                                                     "best-fixed", "optimum"]:
+                for pol in ["never-poll"] + order + [
+                        "poll-to-max", "best-fixed", "optimum",
+                        "best-fixed-lat", "optimum-lat"]:
                     replayed(f, key, pol, fl)
 
 
