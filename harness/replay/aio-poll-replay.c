@@ -316,8 +316,13 @@ static void parse_iter_line(const char *p, const char *name, unsigned lineno,
             tr->events++;
         }
     }
-    if ((it.end == END_POLLED) != (it.fired != 0)) {
-        fail("%s:%u: handlers are listed exactly when the end is 'p'",
+    /*
+     * 'p' with no handler: bottom halves ran and no handler was dispatched.
+     * Polling would have caught the aio_notify() that scheduled them (the
+     * AioContext's notifier), but no policy adjusts a handler for it.
+     */
+    if (it.fired && it.end != END_POLLED) {
+        fail("%s:%u: handlers are listed only when the end is 'p'",
              name, lineno);
     }
     tr->end += it.gap;

@@ -20,7 +20,9 @@ aio-poll-replay --priced reads:
 
   end       p: a polled handler was ready (polling could catch it), or
             nothing was but bottom halves ran: aio_notify() woke the loop,
-            and polling catches that through the AioContext's notifier;
+            and polling catches that through the AioContext's notifier
+            (then with no handler: none was dispatched, and no policy
+            adjusts a handler for it);
             f: only fds without io_poll() (a socket); t: nothing (a timer)
   woken     1 if the wait slept: polling did not catch the event and the
             thread blocked in the fd wait (a voluntary context switch there;
@@ -144,12 +146,14 @@ def complete(iters, window, sleep_ns):
             "ends": {"p": 0, "f": 0, "t": 0}}
     for t0, t_poll, t_wait, cpu_poll, vcsw, cap, pns, caught, bh, nw, \
             nodes in iters:
-        if bh and not nodes:
-            nodes = [("notifier", True)]
         polled = sorted({ids.setdefault(n, len(ids)) for n, p in nodes if p})
         if polled and max(polled) >= 64:
             sys.exit("complete.py: more than 64 polled handlers")
-        end = "p" if polled else "f" if nodes else "t"
+        # Bottom halves ran and no handler was ready: 'p' (polling catches
+        # the aio_notify() that scheduled them, through the AioContext's
+        # notifier) with no handler, since none was dispatched and no policy
+        # adjusts one for it
+        end = "p" if polled or (bh and not nodes) else "f" if nodes else "t"
         if vcsw is not None:
             slept = not caught and vcsw > 0
         else:

@@ -102,6 +102,32 @@ class CompleteNeedWait(unittest.TestCase):
         self.assertEqual(m["need_wait"], 2)
 
 
+class CompleteBottomHalves(unittest.TestCase):
+    """An iteration in which bottom halves ran and no handler was ready
+    ends 'p' with no handler: no policy adjusts a handler for it (10.2.2
+    and patches 1-8 keep per-handler state, which a made-up handler for
+    it would drive); one with a ready handler keeps it"""
+
+    def test_bh_only(self):
+        with tempfile.TemporaryDirectory() as d:
+            log, out = os.path.join(d, "l.log"), os.path.join(d, "t.trace")
+            with open(log, "w") as f:
+                for k, (flags, ready) in enumerate(((2, False), (2, True),
+                                                    (0, False))):
+                    t = 1000 + k * 10000
+                    if ready:
+                        f.write("aio_poll_ready ctx 0xa node 0x1 polled 1\n")
+                    f.write("aio_poll_iter ctx 0xa t0 %d t_poll %d t_wait %d "
+                            "cpu_poll 50 slept 0 cap 0 poll_ns 0 flags %d\n"
+                            % (t, t + 100, t + 5000, flags))
+            subprocess.run([sys.executable, COMPLETE, log, "--out", out],
+                           check=True, capture_output=True)
+            with open(out) as f:
+                ends = [tuple(line.split()[2:5:2]) for line in f
+                        if line.startswith("i ")]
+        self.assertEqual(ends, [("p", "-"), ("p", "0"), ("t", "-")])
+
+
 def row(trace, polling_cpu, overhead, vcsw=8, ios=10):
     return {"venue": "guest8x2", "workload": "randread", "variant": "w3",
             "round": "1", "ios": str(ios), "polling_ns": "0",
