@@ -39,6 +39,20 @@ Recording a trace from a real run: harness/replay/record.py --help.
 EOF
 }
 
+# priced_case OUT NAME CPU LAT ROWS [ARGS...]: the priced replay of
+# tests/NAME.trace at a wakeup of CPU ns of CPU and LAT ns of latency, with
+# ARGS, keeping the header and the rows that match the regex ROWS, must
+# give tests/NAME.expected
+priced_case() {
+    local out=$1 name=$2 cpu=$3 lat=$4 rows=$5
+    shift 5
+    (cd "$REPLAY_DIR" && "$out/aio-poll-replay" --priced "$@" \
+        --wakeup-cpu "$cpu" --wakeup-latency "$lat" "tests/$name.trace" |
+        grep -E "^trace,|$rows" > "$out/$name.csv") &&
+        diff -u "$REPLAY_DIR/tests/$name.expected" "$out/$name.csv" ||
+        die "replay: the priced replay of tests/$name.trace changed"
+}
+
 cmd_replay() {
     local build=$BW/series/build-all out=$BW/replay src=
     while [ $# -gt 0 ]; do
@@ -83,40 +97,23 @@ cmd_replay() {
     tail -n 1 "$out/check.log"
 
     # The priced replay must give the figures worked out by hand
-    say "checking the priced replay against a hand-made trace"
-    (cd "$REPLAY_DIR" && "$out/aio-poll-replay" --priced --wakeup-cpu 2000 \
-        --wakeup-latency 2000 tests/priced-small.trace > "$out/priced-small.csv") &&
-        diff -u "$REPLAY_DIR/tests/priced-small.expected" "$out/priced-small.csv" ||
-        die "replay: the priced replay of tests/priced-small.trace changed"
-    # ... and on a trace recorded under a polling policy (caught events,
-    # the recorded polling as a bound): the references, worked out by hand
-    (cd "$REPLAY_DIR" && "$out/aio-poll-replay" --priced --wakeup-cpu 10000 \
-        --wakeup-latency 2000 tests/priced-caught.trace |
-        grep -E '^trace,|,(never-poll|poll-to-max|best-fixed|optimum),' \
-        > "$out/priced-caught.csv") &&
-        diff -u "$REPLAY_DIR/tests/priced-caught.expected" "$out/priced-caught.csv" ||
-        die "replay: the priced replay of tests/priced-caught.trace changed"
-    # ... and the waits that the fd monitor kept from polling: not counted
-    # by the policy of patches 9-13 (patch 13)
-    (cd "$REPLAY_DIR" && "$out/aio-poll-replay" --priced --wakeup-cpu 2000 \
-        --wakeup-latency 2000 tests/priced-needwait.trace |
-        grep -E '^trace,|,new-w3,' > "$out/priced-needwait.csv") &&
-        diff -u "$REPLAY_DIR/tests/priced-needwait.expected" "$out/priced-needwait.csv" ||
-        die "replay: the priced replay of tests/priced-needwait.trace changed"
-    # ... and the references within a latency budget, where it binds
-    (cd "$REPLAY_DIR" && "$out/aio-poll-replay" --priced --weights 3 \
-        --wakeup-cpu 2000 --wakeup-latency 2000 tests/priced-latbudget.trace |
-        grep -E '^trace,|,(unpatched|best-fixed|optimum|best-fixed-lat|optimum-lat),' \
-        > "$out/priced-latbudget.csv") &&
-        diff -u "$REPLAY_DIR/tests/priced-latbudget.expected" "$out/priced-latbudget.csv" ||
-        die "replay: the priced replay of tests/priced-latbudget.trace changed"
-    # ... and the waits with a timeout of 0 that the fd monitor's wait() ran
+    # (tests/README.md): every row of a five-iteration trace
+    say "checking the priced replay against hand-made traces"
+    priced_case "$out" priced-small 2000 2000 .
+    # ... a trace recorded under a polling policy (caught events, the
+    # recorded polling as a bound): the references
+    priced_case "$out" priced-caught 10000 2000 \
+        ',(never-poll|poll-to-max|best-fixed|optimum),'
+    # ... the waits that the fd monitor kept from polling: not counted by
+    # the policy of patches 9-13 (patch 13)
+    priced_case "$out" priced-needwait 2000 2000 ',new-w3,'
+    # ... the references within a latency budget, where it binds
+    priced_case "$out" priced-latbudget 2000 2000 \
+        ',(unpatched|best-fixed|optimum|best-fixed-lat|optimum-lat),' \
+        --weights 3
+    # ... the waits with a timeout of 0 that the fd monitor's wait() ran
     # in, although the trace did not see need_wait(): not counted either
-    (cd "$REPLAY_DIR" && "$out/aio-poll-replay" --priced --wakeup-cpu 2000 \
-        --wakeup-latency 2000 tests/priced-waitran.trace |
-        grep -E '^trace,|,new-w3,' > "$out/priced-waitran.csv") &&
-        diff -u "$REPLAY_DIR/tests/priced-waitran.expected" "$out/priced-waitran.csv" ||
-        die "replay: the priced replay of tests/priced-waitran.trace changed"
+    priced_case "$out" priced-waitran 2000 2000 ',new-w3,'
 
     # The model of 10.2.2 must reproduce recorded unpatched runs exactly
     local checks=()
