@@ -1232,13 +1232,6 @@ static Priced replay_optimum(const Trace *tr, const Price *pr)
     return r;
 }
 
-static int int64_cmp(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-    return x < y ? -1 : x > y;
-}
-
 /*
  * The offline optimum with a latency budget: the least CPU of any choice,
  * per wait, between polling exactly until the event and blocking at once,
@@ -1267,7 +1260,7 @@ static Priced replay_optimum_lat(const Trace *tr, const Price *pr,
             extra[n++] = a;
         }
     }
-    qsort(extra, n, sizeof(*extra), int64_cmp);
+    qsort(extra, n, sizeof(*extra), gap_cmp);
     for (i = 0; i < n && r.latency_ns > budget_ns && pr->lat_ns > 0; i++) {
         r.polled_ns += extra[i];
         r.wakeups--;

@@ -31,7 +31,8 @@
       DIR2/replay-priced.csv (every policy and reference on every trace),
       DIR2/replay-lockstep.csv (each run's own trace: in how many
       iterations the replayed policy's polling time equals, or is within
-      10% of, the one that the run's policy set) and DIR2/validation.md.  Exits 1 if a judged error is over
+      10% of, the one that the run's policy set) and DIR2/validation.md.
+      Exits 1 if a judged error is over
       --max-error and --check is given.
 
   evidence.py merge MEASURED NEW
