@@ -114,6 +114,8 @@ cmd_replay() {
     # ... the waits with a timeout of 0 that the fd monitor's wait() ran
     # in, although the trace did not see need_wait(): not counted either
     priced_case "$out" priced-waitran 2000 2000 ',new-w3,'
+    # ... 10.2.2's handlers before their first event in a trace: idle ones
+    priced_case "$out" priced-idlestart 3000 2000 ',unpatched,' --weights 3
 
     # The model of 10.2.2 must reproduce recorded unpatched runs exactly
     local checks=()

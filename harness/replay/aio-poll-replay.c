@@ -154,9 +154,10 @@ typedef struct {
     uint64_t ios;       /* complete traces: the I/Os of the recorded run */
     /*
      * Complete traces recorded under 10.2.2 ('# idle-poll-ns N'): the
-     * polling time of handlers that had no event in the trace.  10.2.2
-     * adjusts a handler's time only when it has an event, so theirs stays
-     * what it was, and try_poll_mode() polls for at least that long.
+     * polling time of handlers that had no event in the trace, and of each
+     * other one until its first.  10.2.2 adjusts a handler's time only
+     * when it has an event, so theirs stays what it was, and
+     * try_poll_mode() polls for at least that long.
      */
     int64_t idle_ns;
     /* complete traces: waits taken for need_wait() ones, see parse_iter_line */
@@ -1161,6 +1162,17 @@ static Priced replay_priced(const Trace *tr, const Params *p,
 
     sim_init(&s, p, pol, tr->nh);
     s.idle_ns = tr->idle_ns;
+    if (pol->kind == POLICY_UNPATCHED) {
+        int h;
+
+        /*
+         * Every handler was in the poll list before the trace began: until
+         * its first event in the trace it is one of the idle ones
+         */
+        for (h = 0; h < tr->nh; h++) {
+            s.ns[h] = tr->idle_ns;
+        }
+    }
     for (i = 0; i < tr->n; i++) {
         const Iter *it = &tr->it[i];
         int64_t poll_ns = sim_poll_ns(&s);
@@ -1338,15 +1350,15 @@ static void priced_row(FILE *out, const Trace *tr, const char *policy,
 /*
  * --lockstep: per trace and policy, how many iterations after the first
  * LOCKSTEP_SKIP had a recorded polling time, and in how many the replay's
- * equalled it or came within 10% of it
+ * equalled it or came within 10% of it; and LOCKSTEP_SKIP itself
  */
 static void lockstep_row(FILE *ls, const Trace *tr, const char *policy,
                          const Priced *r)
 {
     if (ls) {
         fprintf(ls, "%s,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-                "\n", tr->name, policy, r->compared, r->agreed, r->near,
-                tr->need_wait_inferred);
+                ",%d\n", tr->name, policy, r->compared, r->agreed, r->near,
+                tr->need_wait_inferred, LOCKSTEP_SKIP);
     }
 }
 
@@ -1359,7 +1371,7 @@ static void run_priced(FILE *out, FILE *ls, Trace **trs, int ntr,
 
     if (ls) {
         fprintf(ls, "trace,policy,compared,agreed,within_10pct,"
-                "need_wait_inferred\n");
+                "need_wait_inferred,skipped\n");
     }
 
     fprintf(out, "trace,policy,wakeup_cost_ns,wakeup_latency_ns,"
@@ -1975,7 +1987,7 @@ static void usage(FILE *f)
 "                   iterations (after the first %d) recorded the polling\n"
 "                   time that the recorded run's policy set, and in how\n"
 "                   many the replay's equals it or is within 10%% of it,\n"
-"                   as CSV\n"
+"                   as CSV (column skipped: the iterations not compared)\n"
 "\n"
 "Synthetic traces:\n", DEFAULT_MAX_NS, DEFAULT_WAKEUP_CPU_NS,
             DEFAULT_WAKEUP_LATENCY_NS, LOCKSTEP_SKIP);

@@ -206,7 +206,7 @@ def main():
                     help="the run was 10.2.2's policy: write the least "
                     "polling time it set as '# idle-poll-ns', the time of "
                     "the handlers without events, which 10.2.2 never "
-                    "adjusts")
+                    "adjusts (the replay starts every handler there)")
     a = ap.parse_args()
 
     per_ctx = parse(a.log)

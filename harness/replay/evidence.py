@@ -361,13 +361,15 @@ def validate(a):
                     "" if r["judged"] or source != "own"
                     else " (not judged)"))
             f.write("\n")
+        # the replay's own count of the iterations it does not compare
+        skipped = {r["skipped"] for r in steps}
         f.write("Lockstep: each run's own trace; of the iterations after "
-                "the first 500, how many recorded the polling time that "
+                "the first %s, how many recorded the polling time that "
                 "the run's policy set, and the share in which the "
-                "replay's equals it or is within 10% of it (waits taken "
+                "replay's equals it or is within 10%% of it (waits taken "
                 "for ones the fd monitor kept from polling: see "
-                "harness/replay/README.md)\n\n"
-                "| trace | policy | iterations | equal | within 10% | "
+                "harness/replay/README.md)\n\n" % "/".join(sorted(skipped)))
+        f.write("| trace | policy | iterations | equal | within 10% | "
                 "waits taken for need_wait() ones |\n"
                 "|---|---|--:|--:|--:|--:|\n")
         for r in steps:
