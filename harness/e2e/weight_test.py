@@ -45,7 +45,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "lib"))
 sys.path.insert(0, HERE)
 import qmpclient  # noqa: E402  (the harness's QMP client: qemu.qmp)
-from load_test import check_fio, kill_group, tail  # noqa: E402
+from load_test import check_fio, cleanup, tail  # noqa: E402
 
 EVENT = re.compile(r"\b(poll_grow|poll_shrink) ctx (0x[0-9a-f]+|\(nil\)) "
                    r"old (-?\d+) new (-?\d+) block_ns (-?\d+) "
@@ -221,26 +221,6 @@ def run(args, tmp, state):
         raise TestFailure("; ".join(bad))
 
 
-def cleanup(state, tmp):
-    kill_group(state.get("fio"), "fio")
-    mon = state.get("mon")
-    qsd = state.get("qsd")
-    if mon is not None and qsd is not None and qsd.poll() is None:
-        try:
-            mon.settimeout(5.0)
-            mon.raw("quit")
-        except Exception:  # pylint: disable=broad-except
-            pass
-    if mon is not None:
-        mon.close()
-    if qsd is not None:
-        try:
-            qsd.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            kill_group(qsd, "daemon")
-    shutil.rmtree(tmp, ignore_errors=True)
-
-
 def main(argv=None):
     args = parse_args(argv)
     tmp = tempfile.mkdtemp(prefix="apw-weight-")
@@ -259,7 +239,7 @@ def main(argv=None):
             log("daemon output other than the events:\n" +
                 "\n".join(lines[-15:]))
     try:
-        cleanup(state, tmp)
+        cleanup(state, tmp, keep=False)
     except KeyboardInterrupt:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
