@@ -269,6 +269,7 @@ evidence_check() {
     cmp "$out/replay-validation.csv" "$EVIDENCE_RESULTS/replay-validation.csv" &&
         cmp "$out/replay-priced.csv" "$EVIDENCE_RESULTS/replay-priced.csv" &&
         cmp "$out/replay-lockstep.csv" "$EVIDENCE_RESULTS/replay-lockstep.csv" &&
+        cmp "$out/validation.md" "$EVIDENCE_RESULTS/replay-validation.md" &&
         cmp "$out/priced.md" "$EVIDENCE_RESULTS/replay-priced.md" || {
         echo "the committed tables in results/ are not what the recordings give now"
         return 1

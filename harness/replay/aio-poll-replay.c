@@ -954,6 +954,9 @@ static void sim_adjust(Sim *s, uint64_t fired, int64_t block_ns, bool slept,
 /* --dump: print the first dump_iters iterations of each replay to stderr */
 static size_t dump_iters;
 
+/* --no-references: --priced replays the policies only */
+static bool priced_references = true;
+
 static char *policy_name(const Policy *pol);
 
 static void dump_iter(const Trace *tr, const Sim *s, size_t i,
@@ -1379,7 +1382,8 @@ static void run_priced(FILE *out, FILE *ls, Trace **trs, int ntr,
             "optimum_cpu_ns,fixed_poll_ns\n");
     for (i = 0; i < ntr; i++) {
         const Trace *tr = trs[i];
-        Priced opt = replay_optimum(tr, pr);
+        Priced opt = priced_references ? replay_optimum(tr, pr)
+                                       : (Priced) { 0 };
         Priced r, fix_lat;
         int64_t unpatched_lat = -1, budget;
 
@@ -1406,6 +1410,9 @@ static void run_priced(FILE *out, FILE *ls, Trace **trs, int ntr,
                 priced_row(out, tr, name, &r, &opt, pr);
                 lockstep_row(ls, tr, name, &r);
             }
+        }
+        if (!priced_references) {
+            continue;
         }
         r = replay_fixed(tr, pr, 0);
         priced_row(out, tr, "never-poll", &r, &opt, pr);
@@ -1977,6 +1984,8 @@ static void usage(FILE *f)
 "                   never-poll, poll-to-max, best-fixed, optimum, and\n"
 "                   best-fixed-lat and optimum-lat (the same within 1.05\n"
 "                   times the added latency of unpatched)\n"
+"  --no-references  with --priced, replay the policies only (optimum_cpu_ns\n"
+"                   0)\n"
 "  --wakeup-cpu NS  CPU time of one blocking wakeup (default %d)\n"
 "  --wakeup-latency NS\n"
 "                   latency of one blocking wakeup (default %d)\n"
@@ -2036,6 +2045,7 @@ int main(int argc, char **argv)
         { "wakeup-latency", required_argument, NULL, 'L' },
         { "poll-entry", required_argument, NULL, 'E' },
         { "lockstep", required_argument, NULL, 'l' },
+        { "no-references", no_argument, NULL, 'R' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -2097,6 +2107,9 @@ int main(int argc, char **argv)
             break;
         case 'd':
             dump_iters = parse_num("--dump", optarg);
+            break;
+        case 'R':
+            priced_references = false;
             break;
         case 'p':
             priced = true;

@@ -200,6 +200,22 @@ class MeasuredPolling(unittest.TestCase):
         self.assertEqual(evidence.measured_polling(old), 3000)
 
 
+class RunEntry(unittest.TestCase):
+    """The diagnosis charges a trace the entry cost its own run measured
+    only where that is an average over 100 polling iterations or more
+    (and never below 0); otherwise the median of all runs"""
+
+    def test_threshold(self):
+        r = {"poll_entry_ns": "2500", "polled_iterations": "100"}
+        self.assertEqual(evidence.run_entry(r, 1000), 2500)
+        self.assertEqual(evidence.run_entry(
+            dict(r, polled_iterations="99"), 1000), 1000)
+        self.assertEqual(evidence.run_entry(
+            dict(r, poll_entry_ns=""), 1000), 1000)
+        self.assertEqual(evidence.run_entry(
+            dict(r, poll_entry_ns="-300"), 1000), 0)
+
+
 class Merge(unittest.TestCase):
     """merge replaces the rows of the venues the new file has, and keeps
     the others"""
