@@ -37,6 +37,17 @@
       of the median of all runs).  Exits 1 if a judged error is over
       --max-error and --check is given.
 
+  evidence.py sensitivity --traces DIR --replay TOOL --out DIR2
+              [--wakeup-cpu NS --wakeup-latency NS] [--entries LIST]
+      The priced replay of every trace at each cost of entering and leaving
+      poll mode in LIST (ns, or 'median': what the validation charges, the
+      median of the runs; default 0,median,3000,7000: the runs measured
+      0.3-7.0 us): per kind of trace
+      (floor, own: patches 1-13's runs, other), the least and largest ratio
+      of patches 1-13's CPU to 10.2.2's, the upstream-equivalent policy's,
+      the optimum's and the best fixed polling time's, and of its added
+      latency to 10.2.2's.  Writes DIR2/replay-entry-sensitivity.csv.
+
   evidence.py merge MEASURED NEW
       Replaces the rows of MEASURED (a measured.csv) whose venue NEW has
       by NEW's rows, keeping the others (./apw evidence --add).
@@ -526,6 +537,54 @@ def write_priced_md(a, measured, priced):
                     replayed(f, key, pol, fl)
 
 
+def trace_source(trace):
+    """which runs a trace came from, as the summaries group them: the
+    floor's, patches 1-13's own, or another policy's"""
+    variant = trace.replace(".trace.gz", "").rsplit("-r", 1)[0]
+    variant = variant.rsplit("-", 1)[1]
+    return {"floor": "floor", "new": "own"}.get(variant, "other")
+
+
+def sensitivity(a):
+    """the priced replay of every trace at each cost of entering and leaving
+    poll mode in @a.entries: per kind of trace, the range of patches 1-13's
+    CPU over each other policy's and reference's, and of its added latency
+    over 10.2.2's"""
+    with open(os.path.join(a.traces, "measured.csv")) as f:
+        measured = [r for r in csv.DictReader(f)
+                    if r["variant"] in VARIANT_POLICY]
+    traces = [r["trace"] for r in measured]
+    ratios = [("cpu_over_unpatched", "unpatched", "cpu_ns"),
+              ("cpu_over_series", "series-w3", "cpu_ns"),
+              ("cpu_over_optimum", "optimum", "cpu_ns"),
+              ("cpu_over_best_fixed", "best-fixed", "cpu_ns"),
+              ("latency_over_unpatched", "unpatched", "added_latency_ns")]
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, "replay-entry-sensitivity.csv"), "w",
+              newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["poll_entry_ns", "traces", "n"] +
+                    [x + m for x, _, _ in ratios for m in ("_min", "_max")])
+        for entry in a.entries.split(","):
+            if entry == "median":
+                entry = poll_entry(measured)
+            priced, _ = replay(a, traces, int(entry))
+            by = {}
+            for p in priced:
+                by.setdefault(p["trace"], {})[p["policy"]] = p
+            for kind in ("floor", "own", "other"):
+                rows = [d for t, d in sorted(by.items())
+                        if trace_source(t) == kind]
+                out = [entry, kind, len(rows)]
+                for _, ref, col in ratios:
+                    x = [int(d["new-w3"][col]) / max(int(d[ref][col]), 1)
+                         for d in rows]
+                    out += ["%.2f" % min(x), "%.2f" % max(x)]
+                w.writerow(out)
+    print("evidence.py: wrote %s" %
+          os.path.join(a.out, "replay-entry-sensitivity.csv"))
+
+
 def merge(old, new):
     """the rows of measured.csv @old of venues that @new has not, then
     @new's rows, written back to @old"""
@@ -558,6 +617,13 @@ def main():
     v.add_argument("--wakeup-latency", type=int, default=2000)
     v.add_argument("--max-error", type=float, default=0.10)
     v.add_argument("--check", action="store_true")
+    e = sub.add_parser("sensitivity")
+    e.add_argument("--traces", required=True)
+    e.add_argument("--replay", required=True)
+    e.add_argument("--out", required=True)
+    e.add_argument("--wakeup-cpu", type=int, default=2000)
+    e.add_argument("--wakeup-latency", type=int, default=2000)
+    e.add_argument("--entries", default="0,median,3000,7000")
     m = sub.add_parser("merge")
     m.add_argument("measured")
     m.add_argument("new")
@@ -569,6 +635,9 @@ def main():
         convert(a)
         return 0
     a.replay = os.path.abspath(a.replay)
+    if a.cmd == "sensitivity":
+        sensitivity(a)
+        return 0
     return validate(a)
 
 
