@@ -42,7 +42,7 @@
       The priced replay of every trace at each cost of entering and leaving
       poll mode in LIST (ns, or 'median': what the validation charges, the
       median of the runs; default 0,median,3000,7000: the runs measured
-      0.3-7.0 us): per kind of trace
+      up to 7.0 us): per kind of trace
       (floor, own: patches 1-13's runs, other), the least and largest ratio
       of patches 1-13's CPU to 10.2.2's, the upstream-equivalent policy's,
       the optimum's and the best fixed polling time's, and of its added
