@@ -211,17 +211,32 @@ def poll_entry(measured):
 
 def replay(a, traces, entry):
     """the priced replay of @traces, and its lockstep rows (how often the
-    replay's polling time equals the one that the recorded run set)"""
-    lockstep = os.path.join(a.out, "lockstep-all.csv")
-    out = subprocess.run(
-        [a.replay, "--priced", "--weights", "1,2,3,4", "--wakeup-cpu",
-         str(a.wakeup_cpu), "--wakeup-latency", str(a.wakeup_latency),
-         "--poll-entry", str(entry), "--lockstep", lockstep]
-        + traces, cwd=a.traces, check=True, capture_output=True, text=True)
-    with open(lockstep, newline="") as f:
-        steps = list(csv.DictReader(f))
-    os.unlink(lockstep)
-    return list(csv.DictReader(out.stdout.splitlines())), steps
+    replay's polling time equals the one that the recorded run set).  The
+    traces are independent: one process per CPU, each on a consecutive
+    share of them, their rows joined in the order of @traces"""
+    n = max(1, min(os.cpu_count() or 1, len(traces)))
+    procs = []
+    for k in range(n):
+        lockstep = os.path.join(a.out, "lockstep-%d.csv" % k)
+        out = open(os.path.join(a.out, "priced-%d.csv" % k), "w+")
+        share = traces[k * len(traces) // n:(k + 1) * len(traces) // n]
+        procs.append((subprocess.Popen(
+            [a.replay, "--priced", "--weights", "1,2,3,4", "--wakeup-cpu",
+             str(a.wakeup_cpu), "--wakeup-latency", str(a.wakeup_latency),
+             "--poll-entry", str(entry), "--lockstep", lockstep] + share,
+            cwd=a.traces, stdout=out), out, lockstep))
+    priced, steps = [], []
+    for proc, out, lockstep in procs:
+        if proc.wait():
+            raise subprocess.CalledProcessError(proc.returncode, a.replay)
+        out.seek(0)
+        priced += list(csv.DictReader(out))
+        out.close()
+        os.unlink(out.name)
+        with open(lockstep, newline="") as f:
+            steps += list(csv.DictReader(f))
+        os.unlink(lockstep)
+    return priced, steps
 
 
 def write_lockstep(a, measured, steps):
