@@ -206,8 +206,8 @@ static void usage(void)
 int main(int argc, char **argv)
 {
     enum scenario sc;
-    long n, warmup = 1000, max_ns = 32768, grow = 0, shrink = 0, weight = 0;
-    bool fdmon_poll = false;
+    ApwPollOpts o = { .warmup = 1000, .max_ns = 32768 };
+    long n;
     unsigned long read0, ready0, iopoll0, bad = 0;
 #ifdef APW_FAKE_CLOCK
     unsigned long reads0;
@@ -233,16 +233,8 @@ int main(int argc, char **argv)
         usage();
     }
     for (i = 3; i < argc; i++) {
-        if ((v = OPT("--warmup")) != LONG_MIN) {
-            warmup = v;
-        } else if ((v = OPT("--max-ns")) != LONG_MIN) {
-            max_ns = v;
-        } else if ((v = OPT("--grow")) != LONG_MIN) {
-            grow = v;
-        } else if ((v = OPT("--shrink")) != LONG_MIN) {
-            shrink = v;
-        } else if ((v = OPT("--weight")) != LONG_MIN) {
-            weight = v;
+        if (apw_poll_opt(PROG, argv[i], &o)) {
+            continue;
         } else if ((v = OPT("--idle-handlers")) != LONG_MIN) {
             n_idle = v;
         } else if ((v = OPT("--step")) != LONG_MIN) {
@@ -251,19 +243,15 @@ int main(int argc, char **argv)
 #endif
         } else if (!strcmp(argv[i], "--fd-fallback")) {
             t.fd_fallback = true;
-        } else if (!strcmp(argv[i], "--fdmon=poll")) {
-            fdmon_poll = true;
-        } else if (!strcmp(argv[i], "--fdmon=default")) {
-            fdmon_poll = false;
         } else {
             usage();
         }
     }
     if (sc == NOPOLL) {
-        max_ns = 0;
+        o.max_ns = 0;
     }
 
-    t.ctx = apw_aio_context(PROG, fdmon_poll, max_ns, grow, shrink, weight);
+    t.ctx = apw_aio_context(PROG, &o);
     fdmon = t.ctx->fdmon_ops == &fdmon_poll_ops ? "poll" : "io_uring";
 
     idle_e = g_new0(EventNotifier, n_idle ? n_idle : 1);
@@ -297,7 +285,7 @@ int main(int argc, char **argv)
     if (!t.stalled) {
         phase = "warm-up";
     }
-    for (i = 0; i < warmup && !t.stalled; i++) {
+    for (i = 0; i < o.warmup && !t.stalled; i++) {
         one_iteration(sc, false);
     }
 
@@ -336,7 +324,7 @@ int main(int argc, char **argv)
     printf("scenario=%s measured=%ld warmup=%ld fdmon=%s max_ns=%ld "
            "io_read=%lu poll_ready=%lu io_poll_per_iter=%.3f "
            "stalled=%d bad=%lu",
-           argv[1], n, warmup, fdmon, max_ns,
+           argv[1], n, o.warmup, fdmon, o.max_ns,
            t.io_read_calls - read0, t.poll_ready_calls - ready0,
            (double)(t.io_poll_calls - iopoll0) / n, t.stalled, bad);
 #ifdef APW_FAKE_CLOCK

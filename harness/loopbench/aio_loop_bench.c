@@ -22,15 +22,17 @@
  * Built by ./apw loopbench against a build folder's libqemuutil.a, with
  * harness/callgrind/build.py, once per build.
  *
- * usage: aio_loop_bench PATTERN N [--warmup=N] [--max-ns=NS] [--weight=W]
- *                       [--fdmon=default|poll] [--seed=S]
- *                       [--cpu-loop=C] [--cpu-producer=C]
+ * usage: aio_loop_bench PATTERN N [--warmup=N] [--max-ns=NS] [--grow=G]
+ *                       [--shrink=S] [--weight=W] [--fdmon=default|poll]
+ *                       [--seed=S] [--cpu-loop=C] [--cpu-producer=C]
  * PATTERN:
  *   fixed:G          every gap G ns
  *   exp:M            exponential gaps of mean M ns (Poisson arrivals)
  *   bursts:G,K,OFF   K events G ns apart, then a gap of OFF ns, and again
  * N events are posted, the first --warmup (default N / 10) are not measured.
  * --max-ns is poll-max-ns (default 32768, an IOThread's; 0: no polling).
+ * --grow and --shrink are poll-grow and poll-shrink (default 0, as an
+ * IOThread has them).
  * --fdmon=poll drops io_uring for fdmon-poll (ppoll()).  With io_uring an
  * event that came through the fd re-arms its POLL_ADD, which keeps the next
  * aio_poll() from polling (need_wait()); as every event that polling did
@@ -251,17 +253,18 @@ static int cmp_i64(const void *a, const void *c)
 static void usage(void)
 {
     fprintf(stderr, "usage: aio_loop_bench fixed:G|exp:M|bursts:G,K,OFF N "
-            "[--warmup=N] [--max-ns=NS] [--weight=W] "
-            "[--fdmon=default|poll] [--seed=S] [--cpu-loop=C] "
+            "[--warmup=N] [--max-ns=NS] [--grow=G] [--shrink=S] "
+            "[--weight=W] [--fdmon=default|poll] [--seed=S] [--cpu-loop=C] "
             "[--cpu-producer=C]\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
-    long max_ns = 32768, weight = 0, warmup = -1, seed = 1, i, v, m;
+    ApwPollOpts o = { .warmup = -1, .max_ns = 32768 };
+    long seed = 1, i, v, m;
     int cpu_loop = -1, ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    bool fdmon_poll = false, started = false;
+    bool started = false;
     int64_t wall0 = 0, cpu0 = 0, wall, cpu, *sorted;
     long vcsw0 = 0, vcsw;
     unsigned long poll0 = 0, fd0 = 0, empty0 = 0, writes0 = 0;
@@ -281,33 +284,25 @@ int main(int argc, char **argv)
         b.cpu_producer = 0;
     }
     for (i = 3; i < argc; i++) {
-        if ((v = OPT("--warmup")) != LONG_MIN) {
-            warmup = v;
-        } else if ((v = OPT("--max-ns")) != LONG_MIN) {
-            max_ns = v;
-        } else if ((v = OPT("--weight")) != LONG_MIN) {
-            weight = v;
+        if (apw_poll_opt(PROG, argv[i], &o)) {
+            continue;
         } else if ((v = OPT("--seed")) != LONG_MIN) {
             seed = v;
         } else if ((v = OPT("--cpu-loop")) != LONG_MIN) {
             cpu_loop = v;
         } else if ((v = OPT("--cpu-producer")) != LONG_MIN) {
             b.cpu_producer = v;
-        } else if (!strcmp(argv[i], "--fdmon=poll")) {
-            fdmon_poll = true;
-        } else if (!strcmp(argv[i], "--fdmon=default")) {
-            fdmon_poll = false;
         } else {
             usage();
         }
     }
-    if (warmup < 0) {
-        warmup = b.n / 10;
+    if (o.warmup < 0) {
+        o.warmup = b.n / 10;
     }
-    if (warmup >= b.n) {
+    if (o.warmup >= b.n) {
         usage();
     }
-    b.warmup = warmup;
+    b.warmup = o.warmup;
     rng_state = 0x9E3779B97F4A7C15ULL ^ (uint64_t)seed;
     b.gap = g_new(int64_t, b.n);
     b.post = g_new0(int64_t, b.n);
@@ -317,7 +312,7 @@ int main(int argc, char **argv)
     }
 
     pin(cpu_loop);
-    b.ctx = apw_aio_context(PROG, fdmon_poll, max_ns, 0, 0, weight);
+    b.ctx = apw_aio_context(PROG, &o);
     event_notifier_init(&b.e, 0);
     aio_set_event_notifier(b.ctx, &b.e, io_read, io_poll, io_poll_ready);
     aio_set_event_notifier_poll(b.ctx, &b.e, io_poll_begin, io_poll_end);
@@ -327,7 +322,7 @@ int main(int argc, char **argv)
 
     pthread_create(&th, NULL, producer, NULL);
     while (b.handled < b.n) {
-        if (!started && b.handled >= warmup) {
+        if (!started && b.handled >= o.warmup) {
             started = true;
             wall0 = get_clock();
             cpu0 = thread_cpu_ns();
@@ -345,10 +340,10 @@ int main(int argc, char **argv)
     pthread_join(th, NULL);
 
     /* The events handled after the measurement started */
-    m = b.n - warmup;
+    m = b.n - o.warmup;
     sorted = g_new(int64_t, m);
     for (i = 0; i < m; i++) {
-        sorted[i] = b.lat[warmup + i];
+        sorted[i] = b.lat[o.warmup + i];
         lat_sum += sorted[i];
     }
     qsort(sorted, m, sizeof(*sorted), cmp_i64);
@@ -359,7 +354,7 @@ int main(int argc, char **argv)
            "lat_mean_ns=%.1f lat_p50_ns=%" PRId64 " lat_p99_ns=%" PRId64 " "
            "by_poll=%lu by_fd=%lu empty_fd=%lu fd_writes=%lu "
            "wall_ns_per_event=%.1f producer_late_ns=%.1f\n",
-           argv[1], m, warmup, max_ns, weight,
+           argv[1], m, o.warmup, o.max_ns, o.weight,
            b.ctx->fdmon_ops == &fdmon_poll_ops ? "poll" : "io_uring",
            (double)cpu / m, (double)b.notify_ns / m, (double)vcsw / m,
            lat_sum / m,
