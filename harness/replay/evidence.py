@@ -59,6 +59,7 @@ at the default weight ('new'), never-poll = the floor itself ('floor').
 """
 
 import argparse
+import concurrent.futures
 import csv
 import json
 import os
@@ -437,25 +438,30 @@ def entry_diagnosis(a, runs, vrows, entry):
     judged = {(r["trace"], r["policy"]): r for r in vrows
               if r["judged"] and r["source"] == "own" and
               r["metric"] == "polling_ns_per_io"}
-    rows = []
+    def polling_ns(r, policy):
+        weight = policy.rsplit("-w", 1)[1] if "-w" in policy else "3"
+        out = subprocess.run(
+            [a.replay, "--priced", "--no-references", "--weights", weight,
+             "--wakeup-cpu", str(a.wakeup_cpu), "--wakeup-latency",
+             str(a.wakeup_latency), "--poll-entry",
+             str(run_entry(r, entry)), r["trace"]],
+            cwd=a.traces, check=True, capture_output=True, text=True)
+        return int(next(x for x in csv.DictReader(out.stdout.splitlines())
+                        if x["policy"] == policy)["polling_ns"])
+
+    todo = []
     for (venue, wl, variant, rnd), parts in sorted(runs.items()):
         policy = VARIANT_POLICY[variant]
         v = judged.get((trace_name(parts[0]), policy))
-        if not v:
-            continue
-        weight = policy.rsplit("-w", 1)[1] if "-w" in policy else "3"
-        polling = 0
-        for r in parts:
-            out = subprocess.run(
-                [a.replay, "--priced", "--no-references", "--weights", weight,
-                 "--wakeup-cpu", str(a.wakeup_cpu), "--wakeup-latency",
-                 str(a.wakeup_latency), "--poll-entry",
-                 str(run_entry(r, entry)), r["trace"]],
-                cwd=a.traces, check=True, capture_output=True, text=True)
-            polling += int(next(x for x in csv.DictReader(
-                out.stdout.splitlines()) if x["policy"] == policy)
-                ["polling_ns"])
-        pred = polling / int(parts[0]["ios"])
+        if v:
+            todo.append((parts, policy, v))
+    # one replay process per CPU at a time; the rows keep todo's order
+    with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+        futures = [[pool.submit(polling_ns, r, policy) for r in parts]
+                   for parts, policy, v in todo]
+    rows = []
+    for (parts, policy, v), fs in zip(todo, futures):
+        pred = sum(f.result() for f in fs) / int(parts[0]["ios"])
         meas = float(v["measured"])
         rows.append((v["trace"], policy,
                      "/".join(str(run_entry(r, entry)) for r in parts),
