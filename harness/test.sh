@@ -50,19 +50,16 @@ run_one() {
     case "$t" in
     */test-nested-aio-poll)
         echo "== $t (fdmon-poll)"
-        out=$(mktemp)
         # LeakSanitizer cannot work under ptrace
-        ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
-        timeout 300 strace -f -qq -o /dev/null -e trace=io_uring_setup \
-            -e inject=io_uring_setup:error=ENOSYS "$bld/$t" > "$out" 2>&1 ||
-            { cat "$out"; rm -f "$out"; echo "FAILED: $t (fdmon-poll)"; return 1; }
-        cat "$out"
-        if grep -q '# SKIP' "$out"; then
-            rm -f "$out"
+        out=$(ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" \
+              timeout 300 strace -f -qq -o /dev/null -e trace=io_uring_setup \
+                  -e inject=io_uring_setup:error=ENOSYS "$bld/$t" 2>&1) ||
+            { echo "$out"; echo "FAILED: $t (fdmon-poll)"; return 1; }
+        echo "$out"
+        if grep -q '# SKIP' <<< "$out"; then
             echo "FAILED: $t skipped under fdmon-poll"
             return 1
         fi
-        rm -f "$out"
         ;;
     esac
 }
@@ -114,20 +111,22 @@ bisect_step() {
     event_loop_targets "$bld" > "$stamp.new" && mv "$stamp.new" "$stamp"
 }
 
-# The paths the softfloat conformance tests are built from: tests/fp and
-# the berkeley-softfloat-3 and berkeley-testfloat-3 subprojects, which
-# nothing else links.  Their sources include only the generic headers of
-# include/qemu and include/fpu (besides fpu/ itself).
-FP_TEST_PATHS="tests/fp/ subprojects/berkeley- fpu/ include/fpu/ include/qemu/"
+# The softfloat conformance tests: tests/fp and the berkeley-softfloat-3
+# and berkeley-testfloat-3 subprojects, which nothing else links (output
+# paths, which are also their source paths); and what else their sources
+# include, besides those: fpu/ and the generic headers of include/qemu and
+# include/fpu.
+FP_TEST_DIRS="tests/fp/ subprojects/berkeley-"
+FP_TEST_INCLUDES="fpu/ include/fpu/ include/qemu/"
 
 # full_build_targets BUILD: every target the configuration builds by
 # default, less the softfloat conformance tests unless the series touches
-# one of FP_TEST_PATHS: a quarter of the build's compilations (461 of 1846
-# on 10.2.2; none of them depends on a file that the series changes, by the
+# their paths: a quarter of the build's compilations (461 of 1846 on
+# 10.2.2; none of them depends on a file that the series changes, by the
 # build's own dependency files) and 50 s of a cold build on two cores.
 full_build_targets() {
     local bld=$1 p
-    for p in $FP_TEST_PATHS; do
+    for p in $FP_TEST_DIRS $FP_TEST_INCLUDES; do
         if git -C "$TREE" diff --name-only base..work | grep -q "^$p"; then
             echo all
             return
@@ -135,15 +134,15 @@ full_build_targets() {
     done
     (cd "$bld" && meson introspect --targets) | python3 -c '
 import json, os, sys
-bld = sys.argv[1]
+bld, left_out = sys.argv[1], tuple(sys.argv[2:])
 for t in json.load(sys.stdin):
     if not t["build_by_default"]:
         continue
     for f in t["filename"]:
         rel = os.path.relpath(f, bld)
-        if not rel.startswith(("tests/fp/", "subprojects/berkeley-")):
+        if not rel.startswith(left_out):
             print(rel)
-' "$bld"
+' "$bld" $FP_TEST_DIRS
 }
 
 full_build() {
