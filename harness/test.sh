@@ -287,6 +287,8 @@ cmd_test() {
 
     check "series applies on Debian's patch stack ($DEB_VERSION, quilt)" cmd_debian_stack
     check "benchmark harness: offline self-test" cmd_bench --self-test
+    check "harness: run_tests and the softfloat guard (fake binaries)" \
+        bash "$APW_ROOT/harness/selftest/test_test_sh.sh"
 
     # Leave the tree on its branch whatever happens in the bisect steps.
     trap 'git -C "$TREE" checkout -q work' EXIT
