@@ -42,15 +42,24 @@ cmd_fetch() {
     fetch_archive
 }
 
+# Fetches share the apt state folders: one at a time.  The lock is held in
+# a subshell, for the fetch only: an fd of the caller's shell would stay
+# locked for the rest of its run, and in every child it starts (the upstream
+# root made in the background), and keep another base's fetch waiting.
 fetch_archive() {
+    mkdir -p "$APW_CACHE/apt"
+    (
+        flock 9
+        source_cached && exit 0
+        fetch_archive_locked
+    ) 9> "$APW_CACHE/apt/lock"
+}
+
+fetch_archive_locked() {
     local dl=$APW_CACHE/dl apt=$APW_CACHE/apt etc lists f sha
     etc=$apt/etc
     lists=$apt/lists
     mkdir -p "$etc" "$lists/partial" "$dl"
-    # Fetches share the apt state folders: one at a time.
-    exec 9> "$apt/lock"
-    flock 9
-    source_cached && return 0
     say "fetching qemu $DEB_VERSION source from Debian's archive ($DEB_SUITE)"
     cat > "$etc/sources.list" <<EOF
 deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $DEB_SUITE main
