@@ -93,8 +93,8 @@ Options:
                            device state saved, and retried once (default 120)
   --base-dir DIR           unpatched build (default work/BASE/base/build-all)
   --series-dir DIR         series build (default work/BASE/series/build-all)
-  --out DIR                results (default work/bench/<timestamp>, with
-                           work/bench/latest pointing at it)
+  --out DIR                results (default work/BASE/bench/<timestamp>,
+                           with work/BASE/bench/latest pointing at it)
   --report DIR             only remake report.md and the plots of DIR
   --dry-run                print the plan and stop
   --self-test              the offline tests of the parsing and the report
@@ -105,8 +105,9 @@ Output: samples.csv (one row per run and workload), report.md (tables and
 ratios vs unpatched and vs floor), plots/*.png, raw/ (per-run console,
 fio JSON, command lines, device state on hangs), meta.json.
 
-A default run (7 variants, both venues, 2 workloads, 1+3 rounds, 10 s) is
-about 17-18 minutes on 2 idle cores (guest ~9 min, NBD ~8 min).  Keep the
+A default run (9 variants, both venues, 2 workloads, 1+3 rounds, 10 s) is
+about 23 minutes on 2 idle cores by the plan it prints (guest ~13 min, NBD
+~10 min), and needs the upstream root (./apw upstream).  Keep the
 host otherwise idle: a build on the same cores spoils the figures.  Each
 run records the CPU that other processes took during its window, and the
 report warns when that passes 40% of a core.

@@ -42,8 +42,11 @@ Each base has its series in patches/BASE and its folder work/BASE.
   tree [--force]      create or refresh work/BASE/series/src from patches/BASE
   export              write the tree's commits back to patches/BASE
   roundtrip           check that patches/BASE re-exports byte for byte
-  build [--unpatched] PROFILE [TARGET...]   PROFILE: unit all asan tsan
+  build [--unpatched] PROFILE [TARGET...]
+                      PROFILE: unit all asan tsan docs clang
   demo                the poll-weight knob over QMP
+  debian-stack        the series on Debian's own patch stack (quilt)
+  upstream            QEMU 11.1.3 from trixie-backports, run from the cache
   bench [--help]      the fio benchmark, unpatched vs series vs no polling
   bench-bases [OPTS]  unpatched, w3 and no polling of every base in one run,
                       and the side-by-side table (OPTS go to bench)
