@@ -20,7 +20,9 @@ evidence_usage() {
 usage: ./apw evidence [OPTIONS]
 
 1. measures the price of a blocking wakeup on this machine
-   (harness/wakeup/wakeup_cost.c: ppoll, epoll, io_uring);
+   (harness/wakeup/wakeup_cost.c: ppoll, epoll, io_uring), and how much
+   of a polling thread's CPU time the disk's completion interrupts are
+   when they land on its CPU (harness/wakeup/irq_charge.c);
 2. builds the unpatched base, the series' upstream-equivalent patches (1-8)
    and the whole series with the iteration trace
    (harness/replay/iter_trace.py), in work/BASE/traced-{unpatched,series,new};
@@ -49,6 +51,9 @@ Options:
                   whole set again (e.g. --venue guest8x2 --add)
   --from DIR      skip steps 1-3: convert and validate DIR's benchmark
   --build-only    step 2 only
+  --irq-charge    only the interrupt probe of step 1 (--out DIR: where its
+                  irq-charge.csv goes; default work/BASE/evidence-irq;
+                  about 40 s)
   --synthetic     only the synthetic traces, priced (the table of
                   results/replay-synthetic-priced.csv), to stdout
   -h, --help      this text
@@ -110,6 +115,36 @@ wakeup_price() {
     sed -n 's/^io_uring,[-0-9]*,[-0-9]* (\([0-9]*\),\([0-9]*\))$/\1 \2/p' "$out/wakeup-cost.csv"
 }
 
+# irq_charge OUT [REPS]: OUT/irq-charge.csv, how much of a polling thread's
+# CPU time a disk completion interrupt on its CPU is (harness/wakeup/
+# irq_charge.c), with the spinner on each CPU in turn, REPS times (default
+# 3); reads a 256 MiB file of written data in OUT, deleted afterwards
+irq_charge() {
+    local out=$1 reps=${2:-3} ncpu spin io r rc
+    gcc -O2 -Wall -o "$out/irq_charge" \
+        "$APW_ROOT/harness/wakeup/irq_charge.c" -lpthread ||
+        die "evidence: irq_charge.c does not build"
+    dd if=/dev/zero of="$out/irq-charge.data" bs=1M count=256 conv=fsync \
+        status=none || die "evidence: cannot write $out/irq-charge.data"
+    ncpu=$(nproc)
+    [ "$ncpu" -ge 2 ] || die "evidence: irq_charge needs two CPUs"
+    (flock -x 9
+     for r in $(seq "$reps"); do
+         for spin in $(seq 0 $((ncpu - 1))); do
+             io=$(( (spin + 1) % ncpu ))
+             if [ "$r$spin" = 10 ]; then
+                 "$out/irq_charge" "$spin" "$io" "$out/irq-charge.data"
+             else
+                 IRQ_CHARGE_NO_HEADER=1 "$out/irq_charge" "$spin" "$io" \
+                     "$out/irq-charge.data"
+             fi || exit 1
+         done
+     done) 9>/tmp/apw-cpu.lock > "$out/irq-charge.csv"
+    rc=$?
+    rm -f "$out/irq-charge.data"
+    [ $rc = 0 ] || die "evidence: irq_charge failed"
+}
+
 # The price committed with the recordings
 committed_price() {
     sed -n 's/^io_uring,[-0-9]*,[-0-9]* (\([0-9]*\),\([0-9]*\))$/\1 \2/p' \
@@ -129,7 +164,8 @@ replay_tool() {
 }
 
 cmd_evidence() {
-    local runs=2 runtime=4 venue=guest,nbd,guest8 out= save= add= from= price cpu lat bench
+    local runs=2 runtime=4 venue=guest,nbd,guest8 out= save= add= from= irq=
+    local price cpu lat bench
     while [ $# -gt 0 ]; do
         case $1 in
         --runs) runs=${2:?}; shift ;;
@@ -139,6 +175,7 @@ cmd_evidence() {
         --save) save=1 ;;
         --add) add=1 ;;
         --from) from=${2:?}; shift ;;
+        --irq-charge) irq=1 ;;
         --synthetic)
             out=$BW/evidence-synthetic
             mkdir -p "$out"
@@ -155,6 +192,13 @@ cmd_evidence() {
         esac
         shift
     done
+    if [ -n "$irq" ]; then
+        [ -n "$out" ] || out=$BW/evidence-irq
+        mkdir -p "$out"
+        irq_charge "$out"
+        cat "$out/irq-charge.csv"
+        return
+    fi
     [ -n "$out" ] || out=$BW/evidence/$(date +%Y%m%d-%H%M%S)
     mkdir -p "$out"
     out=$(cd "$out" && pwd)
@@ -174,6 +218,9 @@ cmd_evidence() {
         say "the price of a wakeup"
         price=$(wakeup_price "$out")
         cat "$out/wakeup-cost.csv"
+        say "how much of a polling thread's CPU the disk's interrupts are"
+        irq_charge "$out"
+        cat "$out/irq-charge.csv"
         say "building the traced unpatched base and series"
         traced_build unpatched
         traced_build series
@@ -212,7 +259,7 @@ cmd_evidence() {
             "$EVIDENCE_RESULTS/"
         cp "$out/validation.md" "$EVIDENCE_RESULTS/replay-validation.md"
         cp "$out/priced.md" "$EVIDENCE_RESULTS/replay-priced.md"
-        cp "$out/wakeup-cost.csv" "$EVIDENCE_RESULTS/"
+        cp "$out/wakeup-cost.csv" "$out/irq-charge.csv" "$EVIDENCE_RESULTS/"
         say "saved the recordings in $EVIDENCE_TRACES and the tables in $EVIDENCE_RESULTS"
     elif [ -n "$add" ]; then
         evidence_add "$out" "$venue"
@@ -279,6 +326,37 @@ evidence_check() {
     cmp "$out/replay-synthetic-priced.csv" \
         "$EVIDENCE_RESULTS/replay-synthetic-priced.csv" || {
         echo "results/replay-synthetic-priced.csv is not what the replay gives now"
+        return 1
+    }
+    irq_probe_check "$out"
+}
+
+# irq_probe_check OUT: the interrupt probe builds, refuses a file it
+# cannot read with a clear error, and runs its two phases (0.1 s each;
+# its figures are a benchmark's, not checked here)
+irq_probe_check() {
+    local out=$1
+    gcc -O2 -Wall -o "$out/irq_charge" \
+        "$APW_ROOT/harness/wakeup/irq_charge.c" -lpthread || return 1
+    if "$out/irq_charge" 0 1 "$out/irq-none" 2>"$out/irq.err" >/dev/null; then
+        echo "irq_charge ran without its file"
+        return 1
+    fi
+    grep -q "need a readable file" "$out/irq.err" || {
+        echo "irq_charge: no clear error for a missing file"
+        return 1
+    }
+    [ "$(nproc)" -ge 2 ] || return 0
+    dd if=/dev/zero of="$out/irq.data" bs=64k count=16 conv=fsync \
+        status=none || return 1
+    "$out/irq_charge" 0 1 "$out/irq.data" 1000 0.1 > "$out/irq.csv" ||
+        return 1
+    # the idle phase reads nothing, the io phase does
+    awk -F, 'NR == 2 && $1 == "idle" && $10 == 0 { i = 1 }
+             NR == 3 && $1 == "io" && $10 > 0 { o = 1 }
+             END { exit !(i && o && NR == 3) }' "$out/irq.csv" || {
+        echo "irq_charge: not the two phases it should print:"
+        cat "$out/irq.csv"
         return 1
     }
 }

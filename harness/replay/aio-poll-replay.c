@@ -141,6 +141,8 @@ typedef struct {
     int64_t cap;        /* complete traces: the most any policy could poll */
     int64_t set;        /* complete traces: the recorded policy's poll time */
     bool need_wait;     /* complete traces: no policy could poll */
+    int64_t stall;      /* complete traces: held past the polling, see
+                           trace_stalls() */
 } Iter;
 
 typedef struct {
@@ -330,6 +332,62 @@ static void parse_iter_line(const char *p, const char *name, unsigned lineno,
     g_array_append_val(iters, it);
 }
 
+/* How long the recorded run polled for in @it, by the time its policy set */
+static int64_t recorded_poll(const Iter *it)
+{
+    return it->cap < 0 ? it->set : MIN(it->set, it->cap);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/*
+ * The stalls of a complete trace.  An iteration whose recorded run polled,
+ * caught nothing and still found a polled handler's event there when the
+ * fd wait began, but whose polling ended later than the time its policy
+ * had set, was held past that time while the event came.  On this project's
+ * machine that is mostly a disk's completion interrupt handled on the
+ * polling thread's CPU: the kernel counts the 50-80 us that it takes as the
+ * thread's CPU time (harness/wakeup/irq_charge.c), and a policy that polls
+ * pays it.  The stall is the wall-clock time from aio_poll()'s start to the
+ * end of polling, less the polling time set and less the median of that
+ * time over the iterations that did not poll (clock reads and checks); the
+ * same as trace_stalls() of harness/replay/evidence.py.  Traces without the
+ * recorded polling and set times have none.
+ */
+/* --no-stalls: complete traces are read without their stalls */
+static bool stalls = true;
+
+static void trace_stalls(Trace *tr)
+{
+    g_autofree int64_t *base = g_new(int64_t, tr->n);
+    size_t i, n = 0;
+    int64_t median;
+
+    for (i = 0; i < tr->n; i++) {
+        if (tr->it[i].set >= 0 && recorded_poll(&tr->it[i]) == 0) {
+            base[n++] = tr->it[i].polled;
+        }
+    }
+    if (n) {
+        qsort(base, n, sizeof(*base), cmp_i64);
+    }
+    median = n ? base[n / 2] : 0;
+    for (i = 0; i < tr->n; i++) {
+        Iter *it = &tr->it[i];
+        int64_t p = recorded_poll(it);
+
+        if (it->set >= 0 && it->end == END_POLLED && it->pending && p > 0 &&
+            it->polled - median > p) {
+            it->stall = it->polled - median - p;
+        }
+    }
+}
+
 static Trace *trace_parse(FILE *f, const char *name)
 {
     GArray *events = g_array_new(false, false, sizeof(Event));
@@ -391,6 +449,9 @@ static Trace *trace_parse(FILE *f, const char *name)
         tr->n = iters->len;
         tr->it = (Iter *)g_array_free(iters, false);
         tr->complete = true;
+        if (stalls) {
+            trace_stalls(tr);
+        }
         g_array_free(events, true);
         return tr;
     }
@@ -1040,7 +1101,11 @@ static int gap_cmp(const void *a, const void *b);
  *   any,          a >  P:  CPU P + cpu_ns; latency lat_ns (not for timers)
  *
  * except that an event of a complete trace whose recorded wait did not
- * sleep was there when the wait began: it costs min(a, P) and no wakeup.
+ * sleep was there when the wait began: it costs min(a, P) and no wakeup,
+ * and if the recorded run was held past its polling time in that wait (a
+ * stall, see trace_stalls()) and P is at least the recorded polling time,
+ * P is held as long: it costs the recorded polling time plus the stall if
+ * that is more.
  *
  * In a complete trace a recorded wait that slept ended lat_ns after its
  * event came, so a = wait - lat_ns there, but not before the recorded run
@@ -1147,7 +1212,16 @@ static int64_t priced_wait(const Iter *it, const Price *pr, int64_t poll_ns,
     r->polled_ns += reach;
     *slept = full;          /* what aio_poll() can tell */
     if (it->pending) {
-        return a;           /* there when the fd wait began */
+        /*
+         * There when the fd wait began.  A policy that polled at least as
+         * long as the recorded run was held as long as it was, until
+         * the recorded polling ended (one that polled less may have gone
+         * to sleep before the stall began, and is not charged for it)
+         */
+        if (it->stall && poll_ns >= recorded_poll(it)) {
+            r->polled_ns += MAX(recorded_poll(it) + it->stall - poll_ns, 0);
+        }
+        return a;
     }
     r->wakeups++;
     if (it->end != END_TIMER) {
@@ -1986,6 +2060,9 @@ static void usage(FILE *f)
 "                   times the added latency of unpatched)\n"
 "  --no-references  with --priced, replay the policies only (optimum_cpu_ns\n"
 "                   0)\n"
+"  --no-stalls      read complete traces without their stalls (the waits\n"
+"                   in which the recorded run was held past its polling\n"
+"                   time), as the replay did until 2026-12-02\n"
 "  --wakeup-cpu NS  CPU time of one blocking wakeup (default %d)\n"
 "  --wakeup-latency NS\n"
 "                   latency of one blocking wakeup (default %d)\n"
@@ -2046,6 +2123,7 @@ int main(int argc, char **argv)
         { "poll-entry", required_argument, NULL, 'E' },
         { "lockstep", required_argument, NULL, 'l' },
         { "no-references", no_argument, NULL, 'R' },
+        { "no-stalls", no_argument, NULL, 'S' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -2116,6 +2194,9 @@ int main(int argc, char **argv)
             break;
         case 'W':
             price.cpu_ns = parse_num("--wakeup-cpu", optarg);
+            break;
+        case 'S':
+            stalls = false;
             break;
         case 'E':
             price.entry_ns = parse_num("--poll-entry", optarg);

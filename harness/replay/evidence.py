@@ -32,17 +32,19 @@
       DIR2/replay-lockstep.csv (each run's own trace: in how many
       iterations the replayed policy's polling time equals, or is within
       10% of, the one that the run's policy set) and DIR2/validation.md
-      (the tables, and a diagnosis: the judged polling figures with each
-      run's own measured cost of entering and leaving poll mode instead
-      of the median of all runs).  Exits 1 if a judged error is over
-      --max-error and --check is given.
+      (the tables, and two diagnoses: the judged polling figures with
+      each run's own measured cost of entering and leaving poll mode
+      instead of the median of all runs, and each run's stalls, see
+      trace_stalls(), with its error without them).  The cost charged
+      is the median of the runs' less their stalls.  Exits 1 if a judged
+      error is over --max-error and --check is given.
 
   evidence.py sensitivity --traces DIR --replay TOOL --out DIR2
               [--wakeup-cpu NS --wakeup-latency NS] [--entries LIST]
       The priced replay of every trace at each cost of entering and leaving
       poll mode in LIST (ns, or 'median': what the validation charges, the
-      median of the runs; default 0,median,3000,7000: the runs measured
-      up to 7.0 us): per kind of trace
+      median of the runs less their stalls; default 0,median,3000,7000:
+      the runs measured up to 7.0 us with their stalls): per kind of trace
       (floor, own: patches 1-13's runs, other), the least and largest ratio
       of patches 1-13's CPU to 10.2.2's, the upstream-equivalent policy's,
       the optimum's and the best fixed polling time's, and of its added
@@ -61,6 +63,8 @@ at the default weight ('new'), never-poll = the floor itself ('floor').
 import argparse
 import concurrent.futures
 import csv
+import functools
+import gzip
 import json
 import os
 import subprocess
@@ -201,12 +205,35 @@ def convert(a):
     print("evidence.py: %d runs converted into %s" % (len(rows), a.traces))
 
 
-def poll_entry(measured):
+def run_stalls(traces, r):
+    """trace_stalls() of a row's trace, in folder @traces"""
+    return trace_stalls(os.path.join(traces, r["trace"]))
+
+
+def stall_free_entry(traces, r):
+    """what a trace's run measured of entering and leaving poll mode per
+    iteration that polled and caught nothing (complete.py's poll_entry_ns,
+    CPU time), less its stalls per such iteration, which the replay charges
+    by themselves (wall-clock time, so at most what the run was charged);
+    None where it polled in fewer than 100 iterations"""
+    if r.get("poll_entry_ns", "") == "" or int(r["polled_iterations"]) < 100:
+        return None
+    return int(r["poll_entry_ns"]) - \
+        run_stalls(traces, r)[0] // int(r["polled_iterations"])
+
+
+def poll_entry(measured, traces, stalls=True):
     """the CPU of entering and leaving poll mode: the median over the traces
-    that polled in at least 100 iterations of what each measured"""
-    e = sorted(int(r["poll_entry_ns"]) for r in measured
-               if r.get("poll_entry_ns", "") != "" and
-               int(r["polled_iterations"]) >= 100)
+    that polled in at least 100 iterations of what each measured, less its
+    stalls (stall_free_entry()); with @stalls False, with them, as the
+    replay charged it until 2026-12-02"""
+    if stalls:
+        e = [stall_free_entry(traces, r) for r in measured]
+    else:
+        e = [int(r["poll_entry_ns"]) for r in measured
+             if r.get("poll_entry_ns", "") != "" and
+             int(r["polled_iterations"]) >= 100]
+    e = sorted(x for x in e if x is not None)
     return e[len(e) // 2] if e else 0
 
 
@@ -323,9 +350,9 @@ def validate(a):
     runs = group_runs(measured)
     if not any(r["variant"] == "floor" for r in measured):
         sys.exit("evidence.py: no floor runs in %s" % a.traces)
-    entry = poll_entry(measured)
+    entry = poll_entry(measured, a.traces)
     print("evidence.py: entering and leaving poll mode costs %d ns "
-          "(median of the runs)" % entry)
+          "(median of the runs, less their stalls)" % entry)
     os.makedirs(a.out, exist_ok=True)
     priced, steps = replay(a, [r["trace"] for r in measured], entry)
     steps = write_lockstep(a, measured, steps)
@@ -409,6 +436,8 @@ def validate(a):
                 int(r["within_10pct"]) / n, r["need_wait_inferred"]))
         f.write("\n")
         f.write(entry_diagnosis(a, runs, vrows, entry))
+        f.write(stall_diagnosis(a, runs, vrows,
+                                poll_entry(measured, a.traces, False)))
     write_priced_md(a, measured, priced)
     print("evidence.py: %d comparisons, largest judged error %.1f%%; "
           "wrote %s" % (len(vrows), 100 * worst, a.out))
@@ -419,14 +448,44 @@ def validate(a):
     return 0
 
 
-def run_entry(r, entry):
+def run_entry(traces, r, entry):
     """the cost of entering and leaving poll mode that a trace's own run
-    measured, where it polled in at least 100 iterations; else @entry.  A
-    negative figure (the run's iterations that did not poll cost more
-    there than those that polled, beyond their polling) counts as 0"""
-    if r.get("poll_entry_ns", "") != "" and int(r["polled_iterations"]) >= 100:
-        return max(int(r["poll_entry_ns"]), 0)
-    return entry
+    measured, less its stalls (stall_free_entry()), where it polled in at
+    least 100 iterations; else @entry.  A negative figure (the run's
+    iterations that did not poll cost more there than those that polled,
+    beyond their polling and stalls) counts as 0"""
+    e = stall_free_entry(traces, r)
+    return entry if e is None else max(e, 0)
+
+
+def replayed_polling(a, trace, policy, entry, stalls=True):
+    """the polling time of @policy's replay of @trace, charging @entry ns
+    per iteration that polls, and the trace's stalls unless @stalls is
+    False"""
+    weight = policy.rsplit("-w", 1)[1] if "-w" in policy else "3"
+    out = subprocess.run(
+        [a.replay, "--priced", "--no-references", "--weights", weight,
+         "--wakeup-cpu", str(a.wakeup_cpu), "--wakeup-latency",
+         str(a.wakeup_latency), "--poll-entry", str(entry)] +
+        ([] if stalls else ["--no-stalls"]) + [trace],
+        cwd=a.traces, check=True, capture_output=True, text=True)
+    return int(next(x for x in csv.DictReader(out.stdout.splitlines())
+                    if x["policy"] == policy)["polling_ns"])
+
+
+def judged_polling(runs, vrows):
+    """[(a run's rows, its policy, its judged polling row of @vrows)], in
+    the order of the runs' keys"""
+    judged = {(r["trace"], r["policy"]): r for r in vrows
+              if r["judged"] and r["source"] == "own" and
+              r["metric"] == "polling_ns_per_io"}
+    todo = []
+    for key, parts in sorted(runs.items()):
+        policy = VARIANT_POLICY[key[2]]
+        v = judged.get((trace_name(parts[0]), policy))
+        if v:
+            todo.append((parts, policy, v))
+    return todo
 
 
 def entry_diagnosis(a, runs, vrows, entry):
@@ -435,46 +494,30 @@ def entry_diagnosis(a, runs, vrows, entry):
     the run itself measured instead of the median of all runs.  Not a
     validation (that cost comes from the same run's CPU time), but it tells
     how much of each error is that cost"""
-    judged = {(r["trace"], r["policy"]): r for r in vrows
-              if r["judged"] and r["source"] == "own" and
-              r["metric"] == "polling_ns_per_io"}
-    def polling_ns(r, policy):
-        weight = policy.rsplit("-w", 1)[1] if "-w" in policy else "3"
-        out = subprocess.run(
-            [a.replay, "--priced", "--no-references", "--weights", weight,
-             "--wakeup-cpu", str(a.wakeup_cpu), "--wakeup-latency",
-             str(a.wakeup_latency), "--poll-entry",
-             str(run_entry(r, entry)), r["trace"]],
-            cwd=a.traces, check=True, capture_output=True, text=True)
-        return int(next(x for x in csv.DictReader(out.stdout.splitlines())
-                        if x["policy"] == policy)["polling_ns"])
-
-    todo = []
-    for (venue, wl, variant, rnd), parts in sorted(runs.items()):
-        policy = VARIANT_POLICY[variant]
-        v = judged.get((trace_name(parts[0]), policy))
-        if v:
-            todo.append((parts, policy, v))
+    todo = judged_polling(runs, vrows)
     # one replay process per CPU at a time; the rows keep todo's order
     with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1) as pool:
-        futures = [[pool.submit(polling_ns, r, policy) for r in parts]
-                   for parts, policy, v in todo]
+        futures = [[pool.submit(replayed_polling, a, r["trace"], policy,
+                                run_entry(a.traces, r, entry))
+                    for r in parts] for parts, policy, v in todo]
     rows = []
     for (parts, policy, v), fs in zip(todo, futures):
         pred = sum(f.result() for f in fs) / int(parts[0]["ios"])
         meas = float(v["measured"])
         rows.append((v["trace"], policy,
-                     "/".join(str(run_entry(r, entry)) for r in parts),
+                     "/".join(str(run_entry(a.traces, r, entry))
+                              for r in parts),
                      pred, meas, rel_error(pred, meas), float(v["error"])))
     within = sum(abs(r[5]) <= 0.1 for r in rows)
     text = ("Diagnosis, not validation: the judged polling figures again, "
             "each run's traces replayed at the cost of entering and leaving "
             "poll mode that the run itself measured (complete.py's "
             "poll_entry_ns, from its iterations that polled and caught "
-            "nothing, 0 where negative; per trace, / between IOThreads) "
-            "instead of the median "
-            "of all runs, %d ns. That cost comes from the same run's CPU "
-            "time, so this is not a prediction; it tells how much of each "
+            "nothing, less the run's stalls per such iteration, 0 where "
+            "negative; per trace, / between IOThreads) instead of the "
+            "median of all runs, %d ns. That cost comes from the same "
+            "run's CPU time, so this is not a prediction; it tells how "
+            "much of each "
             "error the cost alone explains. Within 10%%: %d of %d (with "
             "the median: %d).\n\n"
             "| trace | policy | entry ns | predicted | measured | error | "
@@ -484,6 +527,84 @@ def entry_diagnosis(a, runs, vrows, entry):
     for r in rows:
         text += "| %s | %s | %s | %.4f | %s | %+.1f%% | %+.1f%% |\n" % (
             r[0], r[1], r[2], r[3], r[4], 100 * r[5], 100 * r[6])
+    return text + "\n"
+
+
+@functools.lru_cache(maxsize=None)
+def trace_stalls(path):
+    """(stalled ns, stalled iterations) of a complete trace: the iterations
+    that polled, caught nothing and still found a polled handler's event
+    there when the fd wait began, and whose polling ended later than the
+    polling time the run had set (wall clock, less the median time from
+    aio_poll()'s start to the end of try_poll_mode() of the iterations that
+    did not poll).  Something held the polling thread past its time, and
+    the event came meanwhile: on this machine a disk's completion interrupt
+    handled on the thread's CPU, which the kernel charges to the thread
+    (results/irq-charge.csv), or a preemption, which it does not.  0 for
+    traces without the recorded polling and set times"""
+    rows = []
+    with gzip.open(path, "rt") as f:
+        for line in f:
+            x = line.split()
+            if len(x) < 9 or x[0] != "i":
+                continue
+            cap, pns = int(x[6]), int(x[7])
+            if pns < 0:
+                continue
+            rows.append((x[2], int(x[3]), int(x[5]),
+                         pns if cap < 0 else min(pns, cap)))
+    base = sorted(polled for end, woken, polled, p in rows if p == 0)
+    base = base[len(base) // 2] if base else 0
+    stalled = [polled - base - p for end, woken, polled, p in rows
+               if end == "p" and woken == 0 and p > 0 and
+               polled - base > p]
+    return sum(stalled), len(stalled)
+
+
+def stall_diagnosis(a, runs, vrows, whole):
+    """validation.md's last section: the judged polling figures replayed as
+    the model was until 2026-12-02, without the stalls and at the median of
+    the runs' whole cost of entering and leaving poll mode, stalls included
+    (@whole ns)"""
+    todo = judged_polling(runs, vrows)
+    with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+        futures = [[pool.submit(replayed_polling, a, r["trace"], policy,
+                                whole, False) for r in parts]
+                   for parts, policy, v in todo]
+    rows = []
+    for (parts, policy, v), fs in zip(todo, futures):
+        ios = int(parts[0]["ios"])
+        stall = [run_stalls(a.traces, r) for r in parts]
+        before = sum(f.result() for f in fs) / ios
+        meas = float(v["measured"])
+        rows.append((v["trace"], policy, sum(n for s, n in stall),
+                     sum(s for s, n in stall) / ios, float(v["error"]),
+                     rel_error(before, meas)))
+    nbd = [r for r in rows if r[0].startswith("nbd-")]
+    text = ("The stalls: an iteration that polled, caught nothing and "
+            "found a polled handler's event there when the fd wait began, "
+            "but whose polling ended later than the polling time the run "
+            "had set, was held past that time while the event came (on "
+            "this machine a disk's completion interrupt handled on the "
+            "polling thread's CPU, which the kernel counts as the thread's "
+            "CPU time: results/irq-charge.csv; or a preemption, which it "
+            "does not). The replay charges a policy that polls at least as "
+            "long as the recorded run for the stall, and the cost of "
+            "entering and leaving poll mode less the stalls. Below, the "
+            "judged polling figures with the stalls (the validation above) "
+            "and as the replay was until 2026-12-02, without them and at "
+            "the median of the runs' whole cost, stalls included, %d ns. "
+            "Within 10%%: %d of %d with the stalls, %d without; over NBD "
+            "at a fixed rate, where the disk's completions are the polled "
+            "events, %d and %d of %d.\n\n"
+            "| trace | policy | stalled iterations | stalls ns/I/O | "
+            "error | without the stalls |\n|---|---|--:|--:|--:|--:|\n" % (
+                whole, sum(abs(r[4]) <= 0.1 for r in rows), len(rows),
+                sum(abs(r[5]) <= 0.1 for r in rows),
+                sum(abs(r[4]) <= 0.1 for r in nbd),
+                sum(abs(r[5]) <= 0.1 for r in nbd), len(nbd)))
+    for r in rows:
+        text += "| %s | %s | %d | %.1f | %+.1f%% | %+.1f%% |\n" % r
     return text + "\n"
 
 
@@ -588,7 +709,7 @@ def sensitivity(a):
                     [x + m for x, _, _ in ratios for m in ("_min", "_max")])
         for entry in a.entries.split(","):
             if entry == "median":
-                entry = poll_entry(measured)
+                entry = poll_entry(measured, a.traces)
             priced, _ = replay(a, traces, int(entry))
             by = {}
             for p in priced:

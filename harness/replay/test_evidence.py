@@ -7,6 +7,7 @@ python3 harness/replay/test_evidence.py
 """
 
 import csv
+import gzip
 import json
 import os
 import subprocess
@@ -201,19 +202,79 @@ class MeasuredPolling(unittest.TestCase):
 
 
 class RunEntry(unittest.TestCase):
-    """The diagnosis charges a trace the entry cost its own run measured
-    only where that is an average over 100 polling iterations or more
-    (and never below 0); otherwise the median of all runs"""
+    """The diagnosis charges a trace the entry cost its own run measured,
+    less its stalls per polling wait, only where that is an average over
+    100 polling iterations or more (and never below 0); otherwise the
+    median of all runs"""
 
     def test_threshold(self):
-        r = {"poll_entry_ns": "2500", "polled_iterations": "100"}
-        self.assertEqual(evidence.run_entry(r, 1000), 2500)
-        self.assertEqual(evidence.run_entry(
-            dict(r, polled_iterations="99"), 1000), 1000)
-        self.assertEqual(evidence.run_entry(
-            dict(r, poll_entry_ns=""), 1000), 1000)
-        self.assertEqual(evidence.run_entry(
-            dict(r, poll_entry_ns="-300"), 1000), 0)
+        with tempfile.TemporaryDirectory() as d:
+            with gzip.open(os.path.join(d, "t.trace.gz"), "wt") as f:
+                # one stall of 10000 ns
+                f.write("i 4000 p 0 0 2000 0 8000 1\n"
+                        "i 20500 p 0 0 20000 -1 8000 0\n")
+            evidence.trace_stalls.cache_clear()
+            r = {"trace": "t.trace.gz", "poll_entry_ns": "2500",
+                 "polled_iterations": "100"}
+            self.assertEqual(evidence.run_entry(d, r, 1000), 2400)
+            self.assertEqual(evidence.run_entry(
+                d, dict(r, polled_iterations="99"), 1000), 1000)
+            self.assertEqual(evidence.run_entry(
+                d, dict(r, poll_entry_ns=""), 1000), 1000)
+            self.assertEqual(evidence.run_entry(
+                d, dict(r, poll_entry_ns="50"), 1000), 0)
+
+
+class Stalls(unittest.TestCase):
+    """trace_stalls(): the waits that polled, caught nothing and found a
+    polled handler's event there, but whose polling ended past the time
+    set, by how much (less the median time of the waits that did not
+    poll); the entry cost is the run's own less its stalls per polling
+    wait; the same figures as aio-poll-replay's (tests/priced-stall.trace)"""
+
+    def trace(self, lines):
+        path = os.path.join(self.dir.name, "t.trace.gz")
+        with gzip.open(path, "wt") as f:
+            f.write("# ios 3\n" + "".join(line + "\n" for line in lines))
+        evidence.trace_stalls.cache_clear()
+        return path
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def test_stalls(self):
+        path = self.trace([
+            # did not poll: 1000, 2000 and 3000 ns to the end of polling
+            "i 4000 p 0 0 1000 0 8000 1",
+            "i 4000 f 1 - 3000 -1 0 0",
+            "i 4000 t 1 - 2000 0 0 0",
+            # held 30000 ns past its 8000 ns
+            "i 40500 p 0 0 40000 -1 8000 0",
+            # capped at 5000 ns by the timeout: held 43000 ns
+            "i 50500 p 0 0 50000 5000 8000 0",
+            # not stalls: the event came after sleeping, or polling caught
+            # it, or an fd's, or the polling ended in time
+            "i 60000 p 1 0 40000 -1 8000 0",
+            "i 30000 p 2 0 40000 -1 8000 0",
+            "i 40500 f 0 - 40000 -1 8000 0",
+            "i 9500 p 0 0 9000 -1 8000 0",
+        ])
+        self.assertEqual(evidence.trace_stalls(path), (73000, 2))
+        r = {"trace": os.path.basename(path), "poll_entry_ns": "20000",
+             "polled_iterations": "100"}
+        # 20000 - 73000 / 100
+        self.assertEqual(evidence.stall_free_entry(self.dir.name, r), 19270)
+        self.assertIsNone(evidence.stall_free_entry(
+            self.dir.name, dict(r, polled_iterations="99")))
+
+    def test_no_set_times(self):
+        # a trace without the recorded polling and set times has none
+        path = self.trace(["i 40500 p 0 0 40000 -1 -1 0",
+                           "i 4000 p 0 0"])
+        self.assertEqual(evidence.trace_stalls(path), (0, 0))
 
 
 class Merge(unittest.TestCase):
