@@ -259,7 +259,10 @@ cmd_evidence() {
             "$EVIDENCE_RESULTS/"
         cp "$out/validation.md" "$EVIDENCE_RESULTS/replay-validation.md"
         cp "$out/priced.md" "$EVIDENCE_RESULTS/replay-priced.md"
-        cp "$out/wakeup-cost.csv" "$out/irq-charge.csv" "$EVIDENCE_RESULTS/"
+        cp "$out/wakeup-cost.csv" "$EVIDENCE_RESULTS/"
+        # (--from measures no interrupt charge: the committed one stays)
+        [ ! -f "$out/irq-charge.csv" ] ||
+            cp "$out/irq-charge.csv" "$EVIDENCE_RESULTS/"
         say "saved the recordings in $EVIDENCE_TRACES and the tables in $EVIDENCE_RESULTS"
     elif [ -n "$add" ]; then
         evidence_add "$out" "$venue"

@@ -350,10 +350,10 @@ static int cmp_i64(const void *a, const void *b)
  * caught nothing and still found a polled handler's event there when the
  * fd wait began, but whose polling ended later than the time its policy
  * had set, was held past that time while the event came.  On this project's
- * machine that is mostly a disk's completion interrupt handled on the
- * polling thread's CPU: the kernel counts the 50-80 us that it takes as the
- * thread's CPU time (harness/wakeup/irq_charge.c), and a policy that polls
- * pays it.  The stall is the wall-clock time from aio_poll()'s start to the
+ * machine that can be a disk's completion interrupt handled on the polling
+ * thread's CPU, whose 53-76 us the kernel counts as the thread's CPU time
+ * (harness/wakeup/irq_charge.c), so that a policy that polls pays it; or a
+ * preemption, which the kernel does not count.  The stall is the wall-clock time from aio_poll()'s start to the
  * end of polling, less the polling time set and less the median of that
  * time over the iterations that did not poll (clock reads and checks); the
  * same as trace_stalls() of harness/replay/evidence.py.  Traces without the

@@ -214,8 +214,9 @@ def stall_free_entry(traces, r):
     """what a trace's run measured of entering and leaving poll mode per
     iteration that polled and caught nothing (complete.py's poll_entry_ns,
     CPU time), less its stalls per such iteration, which the replay charges
-    by themselves (wall-clock time, so at most what the run was charged);
-    None where it polled in fewer than 100 iterations"""
+    by themselves (wall-clock time, at least what the thread's CPU clock
+    counted for them, so this can take off too much where the thread was
+    preempted); None where it polled in fewer than 100 iterations"""
     if r.get("poll_entry_ns", "") == "" or int(r["polled_iterations"]) < 100:
         return None
     return int(r["poll_entry_ns"]) - \
@@ -489,11 +490,11 @@ def judged_polling(runs, vrows):
 
 
 def entry_diagnosis(a, runs, vrows, entry):
-    """validation.md's last section: the judged polling figures again, each
-    run's traces replayed at the cost of entering and leaving poll mode that
-    the run itself measured instead of the median of all runs.  Not a
-    validation (that cost comes from the same run's CPU time), but it tells
-    how much of each error is that cost"""
+    """validation.md's next-to-last table: the judged polling figures
+    again, each run's traces replayed at the cost of entering and leaving
+    poll mode that the run itself measured, less its stalls, instead of the
+    median of all runs.  Not a validation (that cost comes from the same
+    run's CPU time), but it tells how much of each error is that cost"""
     todo = judged_polling(runs, vrows)
     # one replay process per CPU at a time; the rows keep todo's order
     with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1) as pool:
@@ -562,7 +563,7 @@ def trace_stalls(path):
 
 
 def stall_diagnosis(a, runs, vrows, whole):
-    """validation.md's last section: the judged polling figures replayed as
+    """validation.md's last table: the judged polling figures replayed as
     the model was until 2026-12-02, without the stalls and at the median of
     the runs' whole cost of entering and leaving poll mode, stalls included
     (@whole ns)"""
@@ -604,7 +605,8 @@ def stall_diagnosis(a, runs, vrows, whole):
                 sum(abs(r[4]) <= 0.1 for r in nbd),
                 sum(abs(r[5]) <= 0.1 for r in nbd), len(nbd)))
     for r in rows:
-        text += "| %s | %s | %d | %.1f | %+.1f%% | %+.1f%% |\n" % r
+        text += "| %s | %s | %d | %.1f | %+.1f%% | %+.1f%% |\n" % (
+            r[0], r[1], r[2], r[3], 100 * r[4], 100 * r[5])
     return text + "\n"
 
 
