@@ -164,6 +164,9 @@ typedef struct {
     int64_t idle_ns;
     /* complete traces: waits taken for need_wait() ones, see parse_iter_line */
     uint64_t need_wait_inferred;
+    /* complete traces: the stalls, see trace_stalls() */
+    uint64_t stalls;
+    int64_t stalled_ns;
 } Trace;
 
 typedef struct {
@@ -384,6 +387,8 @@ static void trace_stalls(Trace *tr)
         if (it->set >= 0 && it->end == END_POLLED && it->pending && p > 0 &&
             it->polled - median > p) {
             it->stall = it->polled - median - p;
+            tr->stalls++;
+            tr->stalled_ns += it->stall;
         }
     }
 }
@@ -1427,15 +1432,17 @@ static void priced_row(FILE *out, const Trace *tr, const char *policy,
 /*
  * --lockstep: per trace and policy, how many iterations after the first
  * LOCKSTEP_SKIP had a recorded polling time, and in how many the replay's
- * equalled it or came within 10% of it; and LOCKSTEP_SKIP itself
+ * equalled it or came within 10% of it; LOCKSTEP_SKIP itself; and the
+ * trace's stalls (harness/replay/evidence.py checks them against its own)
  */
 static void lockstep_row(FILE *ls, const Trace *tr, const char *policy,
                          const Priced *r)
 {
     if (ls) {
         fprintf(ls, "%s,%s,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-                ",%d\n", tr->name, policy, r->compared, r->agreed, r->near,
-                tr->need_wait_inferred, LOCKSTEP_SKIP);
+                ",%d,%" PRIu64 ",%" PRId64 "\n", tr->name, policy,
+                r->compared, r->agreed, r->near, tr->need_wait_inferred,
+                LOCKSTEP_SKIP, tr->stalls, tr->stalled_ns);
     }
 }
 
@@ -1448,7 +1455,7 @@ static void run_priced(FILE *out, FILE *ls, Trace **trs, int ntr,
 
     if (ls) {
         fprintf(ls, "trace,policy,compared,agreed,within_10pct,"
-                "need_wait_inferred,skipped\n");
+                "need_wait_inferred,skipped,stalls,stalled_ns\n");
     }
 
     fprintf(out, "trace,policy,wakeup_cost_ns,wakeup_latency_ns,"

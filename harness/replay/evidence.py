@@ -19,9 +19,10 @@
       Replays every trace through each policy with aio-poll-replay --priced.
       Validation (source 'own', judged): each run's own trace replayed
       through the policy that ran, against what that run measured: polling
-      time per I/O (the thread's CPU time in try_poll_mode(), less the
-      floor's) and blocking wakeups per I/O (the IOThread's voluntary
-      context switches); for a run with several traces, the replay's
+      time per I/O (the thread's CPU time in try_poll_mode(), less what its
+      iterations that did not poll spent there) and blocking wakeups per
+      I/O (the IOThread's voluntary context switches); for a run with
+      several traces, the replay's
       figures summed over them.  Closed loop (source 'floor', reported): the
       floor's trace (poll-max-ns=0: arrivals no policy shaped) replayed
       through each policy, against that policy's real run in the same
@@ -210,6 +211,16 @@ def run_stalls(traces, r):
     return trace_stalls(os.path.join(traces, r["trace"]))
 
 
+def measured_entry(r):
+    """complete.py's poll_entry_ns of a trace's run: what it measured of
+    entering and leaving poll mode per iteration that polled and caught
+    nothing (CPU time, stalls included); None where it polled in fewer
+    than 100 iterations"""
+    if r.get("poll_entry_ns", "") == "" or int(r["polled_iterations"]) < 100:
+        return None
+    return int(r["poll_entry_ns"])
+
+
 def stall_free_entry(traces, r):
     """what a trace's run measured of entering and leaving poll mode per
     iteration that polled and caught nothing (complete.py's poll_entry_ns,
@@ -217,10 +228,10 @@ def stall_free_entry(traces, r):
     by themselves (wall-clock time, at least what the thread's CPU clock
     counted for them, so this can take off too much where the thread was
     preempted); None where it polled in fewer than 100 iterations"""
-    if r.get("poll_entry_ns", "") == "" or int(r["polled_iterations"]) < 100:
+    e = measured_entry(r)
+    if e is None:
         return None
-    return int(r["poll_entry_ns"]) - \
-        run_stalls(traces, r)[0] // int(r["polled_iterations"])
+    return e - run_stalls(traces, r)[0] // int(r["polled_iterations"])
 
 
 def poll_entry(measured, traces, stalls=True):
@@ -228,12 +239,8 @@ def poll_entry(measured, traces, stalls=True):
     that polled in at least 100 iterations of what each measured, less its
     stalls (stall_free_entry()); with @stalls False, with them, as the
     replay charged it until 2026-12-02"""
-    if stalls:
-        e = [stall_free_entry(traces, r) for r in measured]
-    else:
-        e = [int(r["poll_entry_ns"]) for r in measured
-             if r.get("poll_entry_ns", "") != "" and
-             int(r["polled_iterations"]) >= 100]
+    e = [stall_free_entry(traces, r) if stalls else measured_entry(r)
+         for r in measured]
     e = sorted(x for x in e if x is not None)
     return e[len(e) // 2] if e else 0
 
@@ -266,6 +273,18 @@ def replay(a, traces, entry):
             steps += list(csv.DictReader(f))
         os.unlink(lockstep)
     return priced, steps
+
+
+def check_stalls(a, steps):
+    """the stalls that the replay found in each trace (its --lockstep rows)
+    must be trace_stalls()'s, which the cost of entering and leaving poll
+    mode is computed with: the two are written out twice, in C and here"""
+    for r in steps:
+        mine = trace_stalls(os.path.join(a.traces, r["trace"]))
+        theirs = (int(r["stalled_ns"]), int(r["stalls"]))
+        if mine != theirs:
+            sys.exit("evidence.py: %s: the replay finds stalls %s, "
+                     "trace_stalls() %s" % (r["trace"], theirs, mine))
 
 
 def write_lockstep(a, measured, steps):
@@ -356,6 +375,7 @@ def validate(a):
           "(median of the runs, less their stalls)" % entry)
     os.makedirs(a.out, exist_ok=True)
     priced, steps = replay(a, [r["trace"] for r in measured], entry)
+    check_stalls(a, steps)
     steps = write_lockstep(a, measured, steps)
     with open(os.path.join(a.out, "replay-priced.csv"), "w", newline="") as f:
         w = csv.writer(f)
@@ -645,7 +665,8 @@ def write_priced_md(a, measured, priced):
         f.write("CPU and added latency per I/O in us (wakeup %d ns of CPU, "
                 "%d ns of latency).\n\n" % (a.wakeup_cpu, a.wakeup_latency))
         f.write("Measured: each real run's polling (the thread's CPU time "
-                "in try_poll_mode(), less the same round's floor's) plus "
+                "in try_poll_mode(), less what its iterations that did not "
+                "poll spent there) plus "
                 "its blocking wakeups (voluntary context switches) at the "
                 "price; latency = wakeups x the wakeup latency; x opt / x "
                 "fix: over the optimum / the best fixed polling time of "
