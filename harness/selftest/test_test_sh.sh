@@ -4,7 +4,8 @@
 #
 #   run_tests: the tests run side by side (each fake waits until all of them
 #   have started: run one after the other, the first would time out), their
-#   output comes in the order given, and any failure fails the step;
+#   output comes in the order given, and any failure fails the step; those
+#   of RUN_ALONE (test-nested-aio-poll) run once the others have finished;
 #   run_one: test-nested-aio-poll runs a second time under strace with
 #   io_uring_setup failing, and a failure or a skip there fails it;
 #   full_build_targets: the softfloat conformance tests are left out,
@@ -87,6 +88,27 @@ if run_tests "$BLD" > /dev/null 2>&1; then
     ok "run_tests: no tests is a pass"
 else
     bad "run_tests: no tests failed"
+fi
+
+# --- run_tests: a test of RUN_ALONE runs once the others have finished ---
+rm -rf "$BARRIER"; mkdir -p "$BARRIER"
+barrier_fake alone-a alone
+barrier_fake alone-b alone
+barrier_fake alone-c alone
+fake test-nested-aio-poll "
+if pgrep -f '$BLD/tests/unit/alone-' > /dev/null; then
+    echo 'test-nested-aio-poll: not alone'; exit 1
+fi
+echo 'output of test-nested-aio-poll'"
+out=$(run_tests "$BLD" tests/unit/alone-a tests/unit/test-nested-aio-poll \
+          tests/unit/alone-b tests/unit/alone-c 2>&1) && rc=0 || rc=$?
+if [ "$rc" = 0 ] &&
+   [ "$(grep -o 'output of [a-z-]*' <<< "$out" | uniq | tr '\n' ' ')" = \
+     "output of alone-a output of test-nested-aio-poll output of alone-b output of alone-c " ]; then
+    ok "run_tests: test-nested-aio-poll runs alone, its output in the order given"
+else
+    bad "run_tests: test-nested-aio-poll beside the others: rc $rc"
+    echo "$out"
 fi
 
 # --- run_one: test-nested-aio-poll under fdmon-poll ---
