@@ -68,9 +68,14 @@ Options:
                            read, write; 8k; QD8; numjobs 1 and 4
   --round-major            each round visits every venue before the next
                            round starts (a run cut short keeps every venue)
-  --pin none|split         split: pin the vCPU thread to the first CPU
+  --pin none|split|swap    split: pin the vCPU thread to the first CPU
                            and the IOThread(s) to the last one, after
-                           boot (guest venues; default none)
+                           boot (guest venues; default none); swap: the
+                           IOThread(s) on the first CPU and the vCPU on
+                           the last (here the disk's interrupts go to the
+                           last CPU and count as CPU time of the thread
+                           they interrupt: swap keeps them off the
+                           IOThreads)
   --full-matrix            add the seeds' matrix: bs 8k/128k, iodepth 8,
                            numjobs 1/4/8/16, seq/rand, read/write
   --rate-iops G[,N]        rate of the QD1 job in the guest and over NBD
@@ -290,7 +295,7 @@ cmd_bench() {
         *) die "unknown venue '$v' (guest, guest8, guest8x2, nbd; both, multi, all)" ;;
         esac
     done
-    case "$pin" in none|split) ;; *) die "--pin must be none or split" ;; esac
+    case "$pin" in none|split|swap) ;; *) die "--pin must be none, split or swap" ;; esac
     case "$aio" in native|io_uring|threads) ;; *) die "--aio must be native, io_uring or threads" ;; esac
     case "$cache" in direct|page) ;; *) die "--cache must be direct or page" ;; esac
     [ "$cache:$aio" != page:native ] ||

@@ -422,6 +422,10 @@ class MultiDisk(unittest.TestCase):
         self.assertEqual(run.pin_plan([10], [20, 21], {0, 1}),
                          {10: 0, 20: 1, 21: 1})
         self.assertEqual(run.pin_plan([10], [20], {0}), {})
+        self.assertEqual(run.pin_plan([10], [20, 21], {0, 1}, swap=True),
+                         {10: 1, 20: 0, 21: 0})
+        self.assertEqual(run.pin_plan([10, 11], [20], {3, 1, 2}, True),
+                         {10: 3, 11: 3, 20: 1})
 
     def test_snapshot_sums_iothreads(self):
         pid = os.getpid()
