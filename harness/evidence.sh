@@ -41,6 +41,8 @@ Options:
   --venue V       the benchmark's venues, comma list (default
                   guest,nbd,guest8: the 1-disk guest, NBD and the 8-disk
                   guest on one IOThread, what the committed recordings hold)
+  --pin MODE      the benchmark's --pin: none (default, what the
+                  committed recordings used), split or swap
   --out DIR       output (default work/BASE/evidence/<timestamp>)
   --save          copy the traces, measured.csv and the tables into
                   harness/replay/traces/complete/ and results/ (what
@@ -165,12 +167,14 @@ replay_tool() {
 
 cmd_evidence() {
     local runs=2 runtime=4 venue=guest,nbd,guest8 out= save= add= from= irq=
+    local pin=none
     local price cpu lat bench
     while [ $# -gt 0 ]; do
         case $1 in
         --runs) runs=${2:?}; shift ;;
         --runtime) runtime=${2:?}; shift ;;
         --venue) venue=${2:?}; shift ;;
+        --pin) pin=${2:?}; shift ;;
         --out) out=${2:?}; shift ;;
         --save) save=1 ;;
         --add) add=1 ;;
@@ -232,7 +236,8 @@ cmd_evidence() {
         bench=$out/bench
         (flock -x 9
          cmd_bench --variants "" --iter-trace --runs "$runs" --warmup 0 \
-             --runtime "$runtime" --venue "$venue" --out "$bench" \
+             --runtime "$runtime" --venue "$venue" --pin "$pin" \
+             --out "$bench" \
              --variant "floor=$tu:poll-max-ns=0" --variant "unpatched=$tu" \
              --variant "w1=$ts:poll-weight=1" --variant "w2=$ts:poll-weight=2" \
              --variant "w3=$ts:poll-weight=3" --variant "w4=$ts:poll-weight=4" \
