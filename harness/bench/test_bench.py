@@ -19,6 +19,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import bases  # noqa: E402
+import compare_runs  # noqa: E402
 import guest  # noqa: E402
 import report  # noqa: E402
 import run  # noqa: E402
@@ -489,6 +490,32 @@ class PairedReport(unittest.TestCase):
         sp = report.spread_table(list(cells.items()), order)
         self.assertIn("| guest8x2, randread-8k-qd8-j4 | w3 / series-floor | IOThread CPU/I/O | 5 |", sp)
 
+
+
+class CompareRuns(unittest.TestCase):
+    def test_welch(self):
+        # the same samples: ratio 1, an interval around it
+        r, lo, hi = compare_runs.welch([1.1, 1.2, 1.3], [1.1, 1.2, 1.3])
+        self.assertAlmostEqual(r, 1.0)
+        self.assertLess(lo, 1.0)
+        self.assertGreater(hi, 1.0)
+        # logs 0 and 1 against 0 and 0: mean 0.5, se 0.5, df 1
+        r, lo, hi = compare_runs.welch([1, math.e], [1, 1])
+        self.assertAlmostEqual(math.log(r), 0.5)
+        self.assertAlmostEqual(math.log(hi), 0.5 + 12.706 * 0.5)
+        self.assertAlmostEqual(math.log(lo), 0.5 - 12.706 * 0.5)
+        # twice as large, no spread
+        self.assertEqual(compare_runs.welch([2, 2], [1, 1]), (2.0, 2.0, 2.0))
+        self.assertIsNone(compare_runs.welch([2], [1, 1]))
+
+    def test_rows_pair_each_variant_with_its_own_floor(self):
+        def run(w3, floor, up, upf):
+            return {("g", "rate", v): {"1": {"m": str(x)}}
+                    for v, x in (("w3", w3), ("series-floor", floor),
+                                 ("upstream", up), ("upstream-floor", upf))}
+        out = compare_runs.rows(run(2, 4, 3, 1), run(1, 1, 1, 2), "m")
+        self.assertEqual(out, [("g", "rate", "upstream", [3.0], [0.5]),
+                               ("g", "rate", "w3", [0.5], [1.0])])
 
 if __name__ == "__main__":
     unittest.main()
