@@ -9,32 +9,21 @@ not paired with each other, so their rounds are independent samples).
 Usage: compare_runs.py RUN_A RUN_B [--metric KEY] [--label-a A]
                        [--label-b B]
 
-KEY is a samples.csv column (default iothread_sched_ms_per_kio, the
+The measured rounds of each run are those bases.load() keeps (not the
+warm-up, round 0).  KEY is a samples.csv column (default iothread_sched_ms_per_kio, the
 IOThread's CPU per I/O by schedstat, as report.md's verdicts use).
 Prints a Markdown table.
 """
 
 import argparse
-import csv
 import math
 import os
 import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bases  # noqa: E402
 import stats  # noqa: E402
-
-
-def load(run):
-    """{(venue, workload, variant): {round: row}} of a run's ok samples"""
-    out = {}
-    with open(os.path.join(run, "samples.csv")) as f:
-        for r in csv.DictReader(f):
-            if r["status"] != "ok":
-                continue
-            out.setdefault((r["venue"], r["workload"], r["variant"]),
-                           {})[r["round"]] = r
-    return out
 
 
 def welch(a, b):
@@ -72,6 +61,11 @@ def rows(a, b, metric):
     return out
 
 
+def compare(run_a, run_b, metric):
+    """rows() of two benchmark folders' measured rounds"""
+    return rows(bases.load([run_a]), bases.load([run_b]), metric)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("run_a")
@@ -83,8 +77,8 @@ def main():
     print("| venue, workload | variant | %s: vs own floor | %s: vs own "
           "floor | %s / %s |\n|---|---|--:|--:|--:|" % (
               x.label_a, x.label_b, x.label_a, x.label_b))
-    for venue, workload, variant, ra, rb in rows(
-            load(x.run_a), load(x.run_b), x.metric):
+    for venue, workload, variant, ra, rb in compare(x.run_a, x.run_b,
+                                                    x.metric):
         w = welch(ra, rb)
         print("| %s, %s | %s | %s | %s | %s |" % (
             venue, workload, variant, stats.fmt(stats.interval(ra), 2),

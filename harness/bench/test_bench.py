@@ -517,5 +517,21 @@ class CompareRuns(unittest.TestCase):
         self.assertEqual(out, [("g", "rate", "upstream", [3.0], [0.5]),
                                ("g", "rate", "w3", [0.5], [1.0])])
 
+    def test_compare_leaves_out_the_warmup_and_failed_runs(self):
+        with tempfile.TemporaryDirectory() as d:
+            for run, rounds in (("a", ((0, "ok", 100), (1, "ok", 2),
+                                       (2, "error", 50))),
+                                ("b", ((1, "ok", 4),))):
+                os.mkdir(os.path.join(d, run))
+                with open(os.path.join(d, run, "samples.csv"), "w") as f:
+                    f.write("venue,workload,variant,round,status,m\n")
+                    for rnd, status, x in rounds:
+                        f.write("g,rate,w3,%d,%s,%d\n" % (rnd, status, x))
+                        f.write("g,rate,series-floor,%d,%s,1\n" % (rnd,
+                                                                   status))
+            out = compare_runs.compare(os.path.join(d, "a"),
+                                       os.path.join(d, "b"), "m")
+        self.assertEqual(out, [("g", "rate", "w3", [2.0], [4.0])])
+
 if __name__ == "__main__":
     unittest.main()
