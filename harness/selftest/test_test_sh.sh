@@ -7,7 +7,8 @@
 #   output comes in the order given, and any failure fails the step; those
 #   of RUN_ALONE (test-nested-aio-poll) run once the others have finished;
 #   run_one: test-nested-aio-poll runs a second time under strace with
-#   io_uring_setup failing, and a failure or a skip there fails it;
+#   io_uring_setup failing (strace stopping it only there), and a failure
+#   or a skip there fails it; a run there that hangs gets one more try;
 #   full_build_targets: the softfloat conformance tests are left out,
 #   unless the series touches their paths or what they include.
 #
@@ -139,6 +140,29 @@ nested 1 "a skip under fdmon-poll fails" \
 nested 1 "a failure under fdmon-poll fails" \
     "if $traced; then echo 'not ok 1'; exit 1; fi"
 nested 1 "a failure of the first run fails" "exit 1"
+# strace stops the test only at the system calls it traces (--seccomp-bpf:
+# the kernel filters them, Seccomp 2), not at each ppoll()
+nested 0 "under strace, the test runs with a seccomp filter" \
+    "if $traced; then grep -q '^Seccomp:[[:space:]]*2' /proc/self/status || exit 1; fi"
+# A run under strace that hangs is run once more; one that fails is not
+TRIES=$SCRATCH/tries
+count='echo x >> '"$TRIES"'; n=$(wc -l < '"$TRIES"')'
+export NESTED_TIMEOUT=1
+: > "$TRIES"
+nested 0 "a hang under fdmon-poll, then a pass: passes" \
+    "if $traced; then $count; [ \$n -gt 1 ] || sleep 5; echo ok 1; fi"
+: > "$TRIES"
+nested 1 "a hang under fdmon-poll twice fails" \
+    "if $traced; then $count; sleep 5; fi"
+if [ "$(wc -l < "$TRIES")" = 2 ]; then
+    ok "run_one: a hang is tried twice, not more"
+else
+    bad "run_one: a hang was tried $(wc -l < "$TRIES") times"
+fi
+: > "$TRIES"
+nested 1 "a failure under fdmon-poll is not tried again" \
+    "if $traced; then $count; [ \$n -gt 1 ] || exit 1; echo ok 1; fi"
+unset NESTED_TIMEOUT
 
 # --- full_build_targets: the softfloat guard ---
 # A fake meson whose introspection lists one target of each kind.
