@@ -64,20 +64,40 @@ loopbench_build() {
 
 # The functional checks of --self-test: the program ends (every event was
 # handled), nothing is polled with poll-max-ns=0, and polling catches
-# events 1 us apart
+# events 1 us apart.  The project's virtual machines pause now and then for
+# up to 20 ms (the hypervisor's steal time; in CI once, a run's threads
+# ran 0.4-1.4 ms late on average): a run in which one aio_poll() handled
+# every measured event (the program exits with 3) is run again, and so is a
+# polling run that caught nothing, up to 3 runs each; 20000 events, 20 ms,
+# leave a pause room.
 loopbench_self_test() {
-    local bin=$1 line
-    line=$(timeout 60 "$bin" fixed:1000 3000 --max-ns=0 --fdmon=poll) ||
+    local bin=$1 line try rc
+    line=$(loopbench_run "$bin" --max-ns=0) ||
         die "loopbench: the floor run failed"
     echo "  floor: $line"
     [ "$(cg_field "$line" by_poll)" = 0 ] ||
         die "loopbench: with poll-max-ns=0 polling caught events"
-    line=$(timeout 60 "$bin" fixed:1000 3000 --fdmon=poll) ||
-        die "loopbench: the polling run failed"
-    echo "  polling: $line"
+    for try in 1 2 3; do
+        line=$(loopbench_run "$bin") || die "loopbench: the polling run failed"
+        echo "  polling: $line"
+        [ "$(cg_field "$line" by_poll)" = 0 ] || break
+    done
     [ "$(cg_field "$line" by_poll)" -gt 0 ] ||
-        die "loopbench: polling caught no event 1 us apart"
+        die "loopbench: polling caught no event 1 us apart in 3 runs"
     say "loopbench self-test passed"
+}
+
+# loopbench_run BIN [OPTION...]: the line of a run of 20000 events 1 us
+# apart under fdmon-poll that measured something, in at most 3 runs
+loopbench_run() {
+    local bin=$1 line try rc
+    shift
+    for try in 1 2 3; do
+        line=$(timeout 60 "$bin" fixed:1000 20000 --fdmon=poll "$@") && rc=0 ||
+            rc=$?
+        [ $rc = 3 ] || break
+    done
+    [ $rc = 0 ] && echo "$line"
 }
 
 cmd_loopbench() {
