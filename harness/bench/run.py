@@ -65,7 +65,7 @@ FIELDS = [
     "iothread_sched_ms_per_kio", "iothread_vcsw", "iothread_vcsw_per_kio",
     "iothread_nvcsw", "window_t0", "window_t1", "fio_cpu_ms", "other_cpu_ms",
     "other_window_s", "rate_iops", "props", "binary", "load1",
-    "started", "note",
+    "started", "note", "host_steal_ms",
 ]
 
 # Syscalls an idle event-loop thread blocks in: io_uring_enter, ppoll,
@@ -275,8 +275,26 @@ def snapshot(pid, tids):
         with open("/proc/%d/task/%d/status" % (pid, tid)) as f:
             for k, v in ctxt_switches(f.read().splitlines()).items():
                 cs[k] = cs.get(k, 0) + v
-    return dict(cs, t=time.monotonic(), qemu=q, io=i, sched=s,
+    with open("/proc/stat") as f:
+        steal = steal_ticks(f.read().splitlines())
+    snap = dict(cs, t=time.monotonic(), qemu=q, io=i, sched=s,
                 others=others_ticks())
+    if steal is not None:
+        snap["steal"] = steal
+    return snap
+
+
+def steal_ticks(lines):
+    """The steal time of all CPUs, in clock ticks, from the lines of
+    /proc/stat: the time the hypervisor ran something else while this
+    machine's CPUs had work (on the project's virtual machines a spinning
+    thread loses a few percent of its wall-clock time so, in pauses of up
+    to 20 ms, and its CPU clock counts some of it); None without the line"""
+    for line in lines:
+        w = line.split()
+        if w and w[0] == "cpu" and len(w) > 8:
+            return int(w[8])
+    return None
 
 
 def ctxt_switches(lines):
@@ -293,12 +311,16 @@ def ctxt_switches(lines):
 
 def parse_cat_snapshot(text):
     """The output of 'cat /proc/uptime PID/stat TID/stat TID/schedstat
-    [TID/status]'.  /proc/uptime counts like CLOCK_MONOTONIC here (no
-    suspend), in 10 ms steps."""
+    [TID/status [/proc/stat]]'.  /proc/uptime counts like CLOCK_MONOTONIC
+    here (no suspend), in 10 ms steps."""
     lines = text.splitlines()
-    return dict(ctxt_switches(lines[4:]),
+    snap = dict(ctxt_switches(lines[4:]),
                 t=float(lines[0].split()[0]), qemu=stat_ticks(lines[1]),
                 io=stat_ticks(lines[2]), sched=int(lines[3].split()[0]))
+    steal = steal_ticks(lines[4:])
+    if steal is not None:
+        snap["steal"] = steal
+    return snap
 
 
 def window_metrics(s0, s1):
@@ -313,6 +335,9 @@ def window_metrics(s0, s1):
     for k in ("vcsw", "nvcsw"):
         if k in s0 and k in s1:
             m["iothread_" + k] = s1[k] - s0[k]
+    if "steal" in s0 and "steal" in s1:
+        m["host_steal_ms"] = round((s1["steal"] - s0["steal"]) * 1000.0 /
+                                   CLK_TCK, 1)
     return m
 
 
@@ -823,7 +848,8 @@ class NbdDaemon:
     def run_job(self, job, jobdir):
         a, pid, tid = self.a, self.proc.pid, self.tid
         files = "/proc/uptime /proc/%d/stat /proc/%d/task/%d/stat " \
-                "/proc/%d/task/%d/schedstat /proc/%d/task/%d/status" % (
+                "/proc/%d/task/%d/schedstat /proc/%d/task/%d/status " \
+                "/proc/stat" % (
                     pid, pid, tid, pid, tid, pid, tid)
         snap = "sh -c 'cat %s > %s/%%s.$$'" % (files, jobdir)
         cmd = ["fio", "--output-format=json", "--output=" + os.path.join(jobdir, "fio.json"),

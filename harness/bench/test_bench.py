@@ -12,6 +12,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 
@@ -85,6 +86,23 @@ class Parsing(unittest.TestCase):
                                    "voluntary_ctxt_switches:\t42\n"
                                    "nonvoluntary_ctxt_switches:\t5\n")
         self.assertEqual((s["vcsw"], s["nvcsw"], s["sched"]), (42, 5, 123456))
+        self.assertNotIn("steal", s)
+        s1 = run.parse_cat_snapshot(
+            text + "voluntary_ctxt_switches:\t42\n"
+            "cpu  357195 0 121138 3855257 20985 0 1260 20333 0 0\n"
+            "cpu0 194796 0 60980 1971042 13461 0 71 12036 0 0\n")
+        self.assertEqual(s1["steal"], 20333)
+
+    def test_steal_over_the_window(self):
+        tck = run.CLK_TCK
+        s0 = {"t": 1.0, "qemu": 0, "io": 0, "sched": 0, "steal": 100}
+        s1 = {"t": 5.0, "qemu": 0, "io": 0, "sched": 0, "steal": 100 + tck}
+        self.assertEqual(run.window_metrics(s0, s1)["host_steal_ms"], 1000.0)
+        del s0["steal"]
+        self.assertNotIn("host_steal_ms", run.window_metrics(s0, s1))
+        # the runner's own snapshot reads it too, where /proc/stat has it
+        snap = run.snapshot(os.getpid(), threading.get_native_id())
+        self.assertGreaterEqual(snap.get("steal", 0), 0)
 
     def test_variant_spec(self):
         v = run.Variant("w2=/b/series:poll-weight=2,poll-max-ns=16384")

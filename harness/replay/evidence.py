@@ -85,7 +85,8 @@ MEASURED_FIELDS = ["venue", "workload", "variant", "round", "ios",
                    "polling_cpu_ns", "polling_cpu_overhead_ns",
                    "polled_iterations", "poll_entry_ns",
                    "caught", "slept", "vcsw", "iops", "lat_mean_us",
-                   "iothread_cpu_ms", "trace", "cpu_base_ns"]
+                   "iothread_cpu_ms", "trace", "cpu_base_ns",
+                   "host_steal_ms"]
 VARIANT_POLICY = {v: p for p, v in POLICY_VARIANT.items()}
 
 
@@ -163,7 +164,10 @@ def convert_one(a, row, log, k, n):
         "iothread_cpu_ms": row["iothread_cpu_ms"],
         "trace": name + ".trace.gz",
         "cpu_base_ns": "" if m["polling_cpu_ns"] is None
-        else m["cpu_base_ns"]}
+        else m["cpu_base_ns"],
+        # the hypervisor's steal time over the window, all CPUs (runs
+        # recorded before 2026-12-03 have none)
+        "host_steal_ms": row.get("host_steal_ms", "")}
 
 
 def convert(a):
