@@ -120,6 +120,10 @@ cmd_replay() {
     # time (stalls): charged to a policy that polls at least as long
     priced_case "$out" priced-stall 2000 2000 \
         ',(new-w3|never-poll|poll-to-max|best-fixed|optimum),'
+    # ... the events that the recorded run caught after its polling time:
+    # caught by a policy that polls at least as long, too
+    priced_case "$out" priced-heldcatch 2000 2000 \
+        ',(series-w3|new-w3|never-poll|poll-to-max),'
 
     # The model of 10.2.2 must reproduce recorded unpatched runs exactly
     local checks=()

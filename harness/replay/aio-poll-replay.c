@@ -362,7 +362,10 @@ static int cmp_i64(const void *a, const void *b)
  * same as trace_stalls() of harness/replay/evidence.py.  Traces without the
  * recorded polling and set times have none.
  */
-/* --no-stalls: complete traces are read without their stalls */
+/*
+ * --no-stalls: complete traces are read without their stalls, nor the
+ * catches after the polling time (priced_wait())
+ */
 static bool stalls = true;
 
 static void trace_stalls(Trace *tr)
@@ -1213,6 +1216,17 @@ static int64_t priced_wait(const Iter *it, const Price *pr, int64_t poll_ns,
          * wall-clock time, preemption included
          */
         return !it->woken && !it->pending ? MAX(a, it->polled) : a;
+    }
+    if (stalls && !it->woken && !it->pending && recorded_poll(it) > 0 &&
+        poll_ns >= recorded_poll(it)) {
+        /*
+         * The recorded run caught this event after the polling time it had
+         * set: it was held past it (an interrupt handled on its CPU, a
+         * preemption) until the event came.  A policy that polled at least
+         * as long was held as long, and caught it too
+         */
+        r->polled_ns += a;
+        return MAX(a, it->polled);
     }
     r->polled_ns += reach;
     *slept = full;          /* what aio_poll() can tell */
@@ -2069,7 +2083,8 @@ static void usage(FILE *f)
 "                   0)\n"
 "  --no-stalls      read complete traces without their stalls (the waits\n"
 "                   in which the recorded run was held past its polling\n"
-"                   time), as the replay did until 2026-12-02\n"
+"                   time, caught nothing or caught the event at the end),\n"
+"                   as the replay did until 2026-12-02\n"
 "  --wakeup-cpu NS  CPU time of one blocking wakeup (default %d)\n"
 "  --wakeup-latency NS\n"
 "                   latency of one blocking wakeup (default %d)\n"
