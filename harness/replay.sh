@@ -124,6 +124,10 @@ cmd_replay() {
     # caught by a policy that polls at least as long, too
     priced_case "$out" priced-heldcatch 2000 2000 \
         ',(series-w3|new-w3|never-poll|poll-to-max),'
+    # ... a wait that the recorded run slept for: a policy that sleeps too
+    # sees the recorded wait
+    priced_case "$out" priced-sleptwait 2000 28000 \
+        ',(unpatched|series-w3),' --weights 3
 
     # The model of 10.2.2 must reproduce recorded unpatched runs exactly
     local checks=()

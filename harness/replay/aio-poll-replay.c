@@ -1246,7 +1246,13 @@ static int64_t priced_wait(const Iter *it, const Price *pr, int64_t poll_ns,
     if (it->end != END_TIMER) {
         r->latency_ns += pr->lat_ns;
     }
-    return a + pr->lat_ns;
+    /*
+     * The recorded run slept for this event too: its policy saw the wait
+     * that the trace holds.  The arrival less the price's latency can be
+     * earlier than the end of the recorded polling (a wakeup faster than
+     * the price's median), where iter_arrival() puts it instead
+     */
+    return it->woken ? MAX(it->gap, a) : a + pr->lat_ns;
 }
 
 static Priced replay_priced(const Trace *tr, const Params *p,
