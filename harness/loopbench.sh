@@ -71,7 +71,7 @@ loopbench_build() {
 # polling run that caught nothing, up to 3 runs each; 20000 events, 20 ms,
 # leave a pause room.
 loopbench_self_test() {
-    local bin=$1 line try rc
+    local bin=$1 line try
     line=$(loopbench_run "$bin" --max-ns=0) ||
         die "loopbench: the floor run failed"
     echo "  floor: $line"

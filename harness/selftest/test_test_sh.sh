@@ -9,6 +9,8 @@
 #   run_one: test-nested-aio-poll runs a second time under strace with
 #   io_uring_setup failing (strace stopping it only there), and a failure
 #   or a skip there fails it; a run there that hangs gets one more try;
+#   loopbench_run (harness/loopbench.sh): a run that measured nothing
+#   (exit 3) runs again, up to 3 runs, a failure does not;
 #   full_build_targets: the softfloat conformance tests are left out,
 #   unless the series touches their paths or what they include.
 #
@@ -163,6 +165,38 @@ fi
 nested 1 "a failure under fdmon-poll is not tried again" \
     "if $traced; then $count; [ \$n -gt 1 ] || exit 1; echo ok 1; fi"
 unset NESTED_TIMEOUT
+
+# --- loopbench_run: a run that measured nothing (exit 3) runs again ---
+. "$APW_ROOT/harness/loopbench.sh"
+LB=$SCRATCH/lb
+# lb_fake CODES...: a loop benchmark that exits with the next of CODES (one
+# per run, the last repeated) and prints a line when it exits with 0
+lb_fake() {
+    printf '%s\n' "$@" > "$LB.codes"
+    : > "$LB.runs"
+    printf '%s\n' '#!/bin/bash' \
+        "echo x >> '$LB.runs'; n=\$(wc -l < '$LB.runs')" \
+        "c=\$(sed -n \"\${n}p\" '$LB.codes'); [ -n \"\$c\" ] || c=\$(tail -n 1 '$LB.codes')" \
+        "[ \"\$c\" = 0 ] && echo \"events=20000 by_poll=\$n\"" \
+        "exit \$c" > "$LB"
+    chmod +x "$LB"
+}
+# lb_case WANT RUNS WHAT CODES...: loopbench_run's status and its runs
+lb_case() {
+    local want=$1 runs=$2 what=$3 rc=0
+    shift 3
+    lb_fake "$@"
+    loopbench_run "$LB" > /dev/null 2>&1 || rc=1
+    if [ "$rc" = "$want" ] && [ "$(wc -l < "$LB.runs")" = "$runs" ]; then
+        ok "loopbench_run: $what"
+    else
+        bad "loopbench_run: $what (rc $rc, $(wc -l < "$LB.runs") runs)"
+    fi
+}
+lb_case 0 3 "nothing measured twice, then a run: passes" 3 3 0
+lb_case 1 3 "nothing measured three times fails" 3
+lb_case 1 1 "a failure is not run again" 1 0
+lb_case 0 1 "a run that measured passes at once" 0
 
 # --- full_build_targets: the softfloat guard ---
 # A fake meson whose introspection lists one target of each kind.
