@@ -225,6 +225,45 @@ class RunEntry(unittest.TestCase):
                 d, dict(r, poll_entry_ns="50"), 1000), 0)
 
 
+class VenueEntry(unittest.TestCase):
+    """The validation charges a run the median of the entry costs that the
+    other runs of its venue and workload measured, less their stalls: never
+    its own figure (for a venue with several IOThreads, none of its
+    traces'), never another venue's or workload's; 0 where that median is
+    negative; the median of all runs where no other run has a figure"""
+
+    def test_venue_entry(self):
+        with tempfile.TemporaryDirectory() as d:
+            with gzip.open(os.path.join(d, "t.trace.gz"), "wt") as f:
+                f.write("i 4000 p 0 0 2000 0 8000 1\n")
+            evidence.trace_stalls.cache_clear()
+
+            def row(venue, wl, variant, entry, trace="t.trace.gz"):
+                return {"venue": venue, "workload": wl, "variant": variant,
+                        "round": "1", "trace": trace,
+                        "poll_entry_ns": str(entry),
+                        "polled_iterations": "100"}
+            own = [row("g", "qd1", "w1", 9000), row("g", "qd1", "w1", 8000)]
+            for i, r in enumerate(own):
+                r["trace"] = "own-%d" % i
+            measured = own + [
+                row("g", "qd1", "w2", 300), row("g", "qd1", "w3", 500),
+                row("g", "qd1", "w4", 700),
+                # another workload, another venue, too few polls
+                row("g", "qd8", "w2", 5000), row("n", "qd1", "w2", 5000),
+                dict(row("g", "qd1", "unpatched", 100),
+                     polled_iterations="99")]
+            # the own traces have no file: they must not be read
+            self.assertEqual(
+                evidence.venue_entry(d, measured, own, 1234), 500)
+            # an even count: the upper of the two middle figures
+            self.assertEqual(evidence.venue_entry(
+                d, measured + [row("g", "qd1", "new", 600)], own, 1234), 600)
+            self.assertEqual(evidence.venue_entry(
+                d, own + [row("g", "qd1", "w2", -50)], own, 1234), 0)
+            self.assertEqual(evidence.venue_entry(d, own, own, 1234), 1234)
+
+
 class Stalls(unittest.TestCase):
     """trace_stalls(): the waits that polled, caught nothing and found a
     polled handler's event there, but whose polling ended past the time
