@@ -64,12 +64,13 @@ loopbench_build() {
 
 # The functional checks of --self-test: the program ends (every event was
 # handled), nothing is polled with poll-max-ns=0, and polling catches
-# events 1 us apart.  The project's virtual machines pause now and then for
-# up to 20 ms (the hypervisor's steal time; in CI once, a run's threads
-# ran 0.4-1.4 ms late on average): a run in which one aio_poll() handled
-# every measured event (the program exits with 3) is run again, and so is a
-# polling run that caught nothing, up to 3 runs each; 20000 events, 20 ms,
-# leave a pause room.
+# events 1 us apart.  The project's virtual machines pause now and then
+# (the hypervisor's steal time: 20-3900 ms per 4 s window of the two CPUs
+# in results/evidence-2026-12-03/; in CI once, a run's threads ran 0.4-1.4
+# ms late on average): a run in which one aio_poll() handled every
+# measured event (the program exits with 3) is run again, and so is a
+# polling run that caught nothing, up to 3 runs each; 20000 events leave
+# a pause room.
 loopbench_self_test() {
     local bin=$1 line try
     line=$(loopbench_run "$bin" --max-ns=0) ||

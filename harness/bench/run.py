@@ -287,9 +287,10 @@ def snapshot(pid, tids):
 def steal_ticks(lines):
     """The steal time of all CPUs, in clock ticks, from the lines of
     /proc/stat: the time the hypervisor ran something else while this
-    machine's CPUs had work (on the project's virtual machines a spinning
-    thread loses a few percent of its wall-clock time so, in pauses of up
-    to 20 ms, and its CPU clock counts some of it); None without the line"""
+    machine's CPUs had work (on the project's virtual machines 20-3900 ms
+    per 4 s window of the two CPUs, results/evidence-2026-12-03/, and a
+    spinning thread's CPU clock counts some of it); None without the
+    line"""
     for line in lines:
         w = line.split()
         if w and w[0] == "cpu" and len(w) > 8:

@@ -1181,6 +1181,15 @@ static int64_t priced_cpu(const Priced *r, const Price *pr)
  * whether the wait polled for all of @poll_ns and then slept, as aio_poll()
  * tells the policy
  */
+/*
+ * The wait that the recorded run's policy saw of an event that arrived at
+ * @a and was caught by polling: the wall-clock time, preemption included
+ */
+static int64_t caught_wait(const Iter *it, int64_t a)
+{
+    return !it->woken && !it->pending ? MAX(a, it->polled) : a;
+}
+
 static int64_t priced_wait(const Iter *it, const Price *pr, int64_t poll_ns,
                            Priced *r, bool *slept)
 {
@@ -1211,11 +1220,7 @@ static int64_t priced_wait(const Iter *it, const Price *pr, int64_t poll_ns,
             return reach;
         }
         r->polled_ns += a;
-        /*
-         * What the recorded run's policy saw of an event it caught: the
-         * wall-clock time, preemption included
-         */
-        return !it->woken && !it->pending ? MAX(a, it->polled) : a;
+        return caught_wait(it, a);
     }
     if (stalls && !it->woken && !it->pending && recorded_poll(it) > 0 &&
         poll_ns >= recorded_poll(it)) {
@@ -1226,7 +1231,7 @@ static int64_t priced_wait(const Iter *it, const Price *pr, int64_t poll_ns,
          * as long was held as long, and caught it too
          */
         r->polled_ns += a;
-        return MAX(a, it->polled);
+        return caught_wait(it, a);
     }
     r->polled_ns += reach;
     *slept = full;          /* what aio_poll() can tell */
