@@ -116,6 +116,8 @@ cmd_replay() {
     priced_case "$out" priced-waitran 2000 2000 ',new-w3,'
     # ... 10.2.2's handlers before their first event in a trace: idle ones
     priced_case "$out" priced-idlestart 3000 2000 ',unpatched,' --weights 3
+    # ... and the idle ones leaving the poll list in the middle of a trace
+    priced_case "$out" priced-idlestep 3000 2000 ',unpatched,' --weights 3
     # ... the waits in which the recorded run was held past its polling
     # time (stalls): charged to a policy that polls at least as long
     priced_case "$out" priced-stall 2000 2000 \

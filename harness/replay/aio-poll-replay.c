@@ -159,9 +159,12 @@ typedef struct {
      * polling time of handlers that had no event in the trace, and of each
      * other one until its first.  10.2.2 adjusts a handler's time only
      * when it has an event, so theirs stays what it was, and
-     * try_poll_mode() polls for at least that long.
+     * try_poll_mode() polls for at least that long.  N is the least
+     * polling time that the run set in the whole trace; until then the
+     * idle handlers may have held more: see idle_floor()
      */
     int64_t idle_ns;
+    bool idle_known;    /* the trace has '# idle-poll-ns' */
     /* complete traces: waits taken for need_wait() ones, see parse_iter_line */
     uint64_t need_wait_inferred;
     /* complete traces: the stalls, see trace_stalls() */
@@ -418,6 +421,7 @@ static Trace *trace_parse(FILE *f, const char *name)
         }
         if (sscanf(p, "# idle-poll-ns %lld", &t) == 1 && t >= 0) {
             complete.idle_ns = t;
+            complete.idle_known = true;
         }
         if (*p == '#' || *p == '\0') {
             continue;
@@ -1260,12 +1264,35 @@ static int64_t priced_wait(const Iter *it, const Price *pr, int64_t poll_ns,
     return it->woken ? MAX(it->gap, a) : a + pr->lat_ns;
 }
 
+/*
+ * 10.2.2's idle handlers in iteration @i of a trace recorded under it: the
+ * least polling time that the run had set up to then (@before: that of
+ * the iterations before, -1 at the first).  The run's polling time is the
+ * largest of the handlers' in the poll list, so it is never less than the
+ * idle ones'; and 10.2.2 takes a handler out of the poll list 7 s after
+ * polling last caught its event (remove_idle_poll_handlers()), so a time
+ * held since before the trace can end in the middle of it.  Before
+ * 2026-12-03 the replay took the least polling time of the whole trace
+ * for all of it, and so took the idle handlers for gone from the start
+ */
+static int64_t idle_floor(const Trace *tr, const Iter *it, int64_t before)
+{
+    if (!tr->idle_known) {
+        return tr->idle_ns;
+    }
+    if (it->set < 0) {
+        return before < 0 ? tr->idle_ns : before;
+    }
+    return before < 0 ? it->set : MIN(before, it->set);
+}
+
 static Priced replay_priced(const Trace *tr, const Params *p,
                             const Policy *pol, const Price *pr)
 {
     Priced r = { 0 };
     Sim s;
     size_t i;
+    int64_t idle = -1;
 
     sim_init(&s, p, pol, tr->nh);
     s.idle_ns = tr->idle_ns;
@@ -1282,11 +1309,14 @@ static Priced replay_priced(const Trace *tr, const Params *p,
     }
     for (i = 0; i < tr->n; i++) {
         const Iter *it = &tr->it[i];
-        int64_t poll_ns = sim_poll_ns(&s);
+        int64_t poll_ns;
         uint64_t wakeups = r.wakeups;
         bool slept;
         int64_t block_ns;
 
+        idle = idle_floor(tr, it, idle);
+        s.idle_ns = idle;
+        poll_ns = sim_poll_ns(&s);
         if (it->set >= 0 && i >= LOCKSTEP_SKIP) {
             int64_t d = sim_set_ns(&s) - it->set;
 
