@@ -1181,11 +1181,6 @@ static int64_t priced_cpu(const Priced *r, const Price *pr)
 }
 
 /*
- * One wait with polling time @poll_ns; returns block_ns, and in @slept
- * whether the wait polled for all of @poll_ns and then slept, as aio_poll()
- * tells the policy
- */
-/*
  * The wait that the recorded run's policy saw of an event that arrived at
  * @a and was caught by polling: the wall-clock time, preemption included
  */
@@ -1194,6 +1189,11 @@ static int64_t caught_wait(const Iter *it, int64_t a)
     return !it->woken && !it->pending ? MAX(a, it->polled) : a;
 }
 
+/*
+ * One wait with polling time @poll_ns; returns block_ns, and in @slept
+ * whether the wait polled for all of @poll_ns and then slept, as aio_poll()
+ * tells the policy
+ */
 static int64_t priced_wait(const Iter *it, const Price *pr, int64_t poll_ns,
                            Priced *r, bool *slept)
 {
@@ -1265,7 +1265,7 @@ static int64_t priced_wait(const Iter *it, const Price *pr, int64_t poll_ns,
 }
 
 /*
- * 10.2.2's idle handlers in iteration @i of a trace recorded under it: the
+ * 10.2.2's idle handlers in iteration @it of a trace recorded under it: the
  * least polling time that the run had set up to then (@before: that of
  * the iterations before, -1 at the first).  The run's polling time is the
  * largest of the handlers' in the poll list, so it is never less than the
@@ -1295,7 +1295,6 @@ static Priced replay_priced(const Trace *tr, const Params *p,
     int64_t idle = -1;
 
     sim_init(&s, p, pol, tr->nh);
-    s.idle_ns = tr->idle_ns;
     if (pol->kind == POLICY_UNPATCHED) {
         int h;
 

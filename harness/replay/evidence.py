@@ -115,15 +115,21 @@ def group_runs(measured):
     return runs
 
 
+def sum_rows(rows):
+    """priced replay rows of a run's traces, summed, with the run's I/Os"""
+    out = {f: sum(int(x[f]) for x in rows)
+           for f in ("polling_ns", "wakeups", "cpu_ns", "added_latency_ns")}
+    out["ios"] = int(rows[0]["ios"])
+    return out
+
+
 def summed(by, parts, policy):
     """the replay's figures for @policy summed over the traces of a run's
     rows, and its I/Os; None if a trace has no such row"""
     rows = [by.get((r["trace"], policy)) for r in parts]
     if not all(rows):
         return None
-    out = {f: sum(int(x[f]) for x in rows)
-           for f in ("polling_ns", "wakeups", "cpu_ns", "added_latency_ns")}
-    out["ios"] = int(rows[0]["ios"])
+    out = sum_rows(rows)
     return out
 
 
@@ -489,7 +495,7 @@ def validate(a):
                 r["compared"], int(r["agreed"]) / n,
                 int(r["within_10pct"]) / n, r["need_wait_inferred"]))
         f.write("\n")
-        f.write(entry_diagnosis(a, runs, vrows, entry, ventry))
+        f.write(entry_diagnosis(a, runs, vrows, entry, ventry, by))
         f.write(stall_diagnosis(a, runs, vrows,
                                 poll_entry(measured, a.traces, False)))
     write_priced_md(a, measured, priced)
@@ -517,13 +523,8 @@ def own_replays(a, measured, runs, entry):
         futures = [[pool.submit(replayed_row, a, r["trace"], policy,
                                 ventry[key]) for r in parts]
                    for key, parts, policy in todo]
-    own = {}
-    for (key, parts, policy), fs in zip(todo, futures):
-        rows = [f.result() for f in fs]
-        own[key] = {f: sum(int(x[f]) for x in rows)
-                    for f in ("polling_ns", "wakeups", "cpu_ns",
-                              "added_latency_ns")}
-        own[key]["ios"] = int(rows[0]["ios"])
+    own = {key: sum_rows([f.result() for f in fs])
+           for (key, parts, policy), fs in zip(todo, futures)}
     return ventry, own
 
 
@@ -572,26 +573,25 @@ def judged_polling(runs, vrows):
     return todo
 
 
-def entry_diagnosis(a, runs, vrows, entry, ventry):
+def entry_diagnosis(a, runs, vrows, entry, ventry, by):
     """validation.md's next-to-last table: the judged polling figures
     again, each run's traces replayed at the cost of entering and leaving
-    poll mode that the run itself measured, less its stalls, and at the
-    median of all runs, beside the validation's (@ventry: each run's
-    venue_entry()).  Not a validation (the run's own cost comes from its
-    CPU time), but it tells how much of each error is that cost"""
+    poll mode that the run itself measured, less its stalls, beside the
+    validation's (@ventry: each run's venue_entry()) and the main replay's
+    at the median of all runs, @entry (@by: its rows).  Not a validation
+    (the run's own cost comes from its CPU time), but it tells how much of
+    each error is that cost"""
     todo = judged_polling(runs, vrows)
     # one replay process per CPU at a time; the rows keep todo's order
     with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1) as pool:
-        futures = [[(pool.submit(replayed_polling, a, r["trace"], policy,
-                                 run_entry(a.traces, r, entry)),
-                     pool.submit(replayed_polling, a, r["trace"], policy,
-                                 entry))
+        futures = [[pool.submit(replayed_polling, a, r["trace"], policy,
+                                run_entry(a.traces, r, entry))
                     for r in parts] for parts, policy, v in todo]
     rows = []
     for (parts, policy, v), fs in zip(todo, futures):
         ios = int(parts[0]["ios"])
-        pred = sum(f.result() for f, g in fs) / ios
-        median = sum(g.result() for f, g in fs) / ios
+        pred = sum(f.result() for f in fs) / ios
+        median = summed(by, parts, policy)["polling_ns"] / ios
         meas = float(v["measured"])
         rows.append((v["trace"], policy,
                      "/".join(str(run_entry(a.traces, r, entry))
