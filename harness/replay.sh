@@ -130,6 +130,10 @@ cmd_replay() {
     # sees the recorded wait
     priced_case "$out" priced-sleptwait 2000 28000 \
         ',(unpatched|series-w3),' --weights 3
+    # ... an fd event that the recorded run slept for, though its wait
+    # returned sooner than the price's latency: it came after polling ended
+    priced_case "$out" priced-fdslept 2000 5000 \
+        ',(never-poll|poll-to-max|optimum),'
 
     # The model of 10.2.2 must reproduce recorded unpatched runs exactly
     local checks=()

@@ -1168,11 +1168,12 @@ static int64_t iter_arrival(const Iter *it, const Price *pr)
         return it->gap;     /* a timer's wait ends when it expires */
     }
     /*
-     * A polled handler's event that the recorded run slept for came after
-     * that run stopped polling, or polling would have caught it
+     * An event that the recorded run slept for came after that run stopped
+     * polling: a polled handler's, or polling would have caught it; an
+     * fd's, or it would have been there when the fd wait began, and the
+     * thread would not have slept
      */
-    return MAX(it->gap - pr->lat_ns,
-               it->end == END_POLLED ? it->polled : 0);
+    return MAX(it->gap - pr->lat_ns, it->polled);
 }
 
 static int64_t priced_cpu(const Priced *r, const Price *pr)
