@@ -2,6 +2,12 @@
 """Summarise a benchmark folder: samples.csv -> report.md and plots/*.png.
 
 Usage: report.py DIR [--order LABEL,LABEL,...]
+       report.py DIR DIR... --out OUT [--order ...]
+
+With several DIRs (runs of the same venues and variants), their measured
+rounds are pooled, numbered on from one run to the next, so that each
+paired ratio still compares the variants of one round; the report goes to
+OUT, with the first run's meta.json and the runs named.
 
 Per venue and workload, one table laid out like the QEMU-list seeds'
 (build | IOPS | vs baseline), extended with the spread (min-max over the
@@ -55,6 +61,22 @@ def fnum(x, fmt):
 def load(path):
     with open(path, newline="") as f:
         return list(csv.DictReader(f))
+
+
+def pooled(runs):
+    """The rows of the runs' samples.csv, the measured rounds of each run
+    numbered on from the last of the run before (the warm-up stays 0)"""
+    rows, last = [], 0
+    for run in runs:
+        top = 0
+        for r in load(os.path.join(run, "samples.csv")):
+            k = int(r["round"])
+            top = max(top, k)
+            if k >= 1:
+                r["round"] = str(k + last)
+            rows.append(r)
+        last += top
+    return rows
 
 
 def weight_of(props):
@@ -449,7 +471,9 @@ def ratio_plot(cells, order, title, path):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("dir")
+    ap.add_argument("dir", nargs="+")
+    ap.add_argument("--out", help="where report.md and plots/ go (default "
+                    "DIR; required with several)")
     ap.add_argument("--order", default="",
                     help="variant labels in table order (default: as run)")
     ap.add_argument("--no-plots", action="store_true")
@@ -458,17 +482,23 @@ def main():
                     "take more than %d%% of a core (left out by default)"
                     % OTHER_WARN_PCT)
     a = ap.parse_args()
-    rows = load(os.path.join(a.dir, "samples.csv"))
+    if a.out is None and len(a.dir) > 1:
+        ap.error("--out is required with several runs")
+    runs, a.dir = a.dir, a.out or a.dir[0]
+    rows = pooled(runs)
     if not rows:
-        sys.exit("report.py: no samples in %s" % a.dir)
+        sys.exit("report.py: no samples in %s" % " ".join(runs))
     cells, seen = group(rows, None if a.keep_disturbed else OTHER_WARN_PCT)
     disturbed = sum(c.disturbed for cs in cells.values() for c in cs.values())
     order = [x for x in a.order.split(",") if x]
     order += [x for x in seen if x not in order]
     meta = {}
-    if os.path.exists(os.path.join(a.dir, "meta.json")):
-        with open(os.path.join(a.dir, "meta.json")) as f:
+    if os.path.exists(os.path.join(runs[0], "meta.json")):
+        with open(os.path.join(runs[0], "meta.json")) as f:
             meta = json.load(f)
+    if len(runs) > 1:
+        meta["pooled"] = "%d runs, their measured rounds numbered on: %s" % (
+            len(runs), ", ".join(runs))
 
     out = ["# poll-weight benchmark", ""]
     for k, v in meta.items():

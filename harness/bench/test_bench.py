@@ -185,6 +185,36 @@ class Report(unittest.TestCase):
         self.assertTrue(floor.rstrip(" |").endswith("1"))   # one hang
         self.assertEqual(len(cells[("nbd", "sat")]["w2"].rows), 3)  # no warm-up
 
+    def test_pooled_rounds(self):
+        """Runs pooled: their measured rounds numbered on, so that a ratio
+        still pairs the variants of one round of one run"""
+        fields = ["venue", "workload", "variant", "round", "status",
+                  "iothread_cpu_ms_per_kio"]
+        with tempfile.TemporaryDirectory() as d:
+            runs = []
+            for k, cpu in ((0, 20), (1, 40)):   # unpatched 2x, then 4x
+                runs.append(os.path.join(d, "run%d" % k))
+                os.mkdir(runs[-1])
+                with open(os.path.join(runs[-1], "samples.csv"), "w",
+                          newline="") as f:
+                    w = csv.DictWriter(f, fieldnames=fields)
+                    w.writeheader()
+                    for rnd in (0, 1, 2):
+                        for label, v in (("unpatched", cpu), ("floor", 10)):
+                            w.writerow({"venue": "g", "workload": "sat",
+                                        "variant": label, "round": rnd,
+                                        "status": "ok",
+                                        "iothread_cpu_ms_per_kio": v})
+            rows = report.pooled(runs)
+        self.assertEqual(sorted(int(r["round"]) for r in rows
+                                if r["variant"] == "floor"),
+                         [0, 0, 1, 2, 3, 4])
+        cells, _ = report.group(rows)
+        iv = report.ratio_iv(cells[("g", "sat")], "unpatched",
+                             "iothread_cpu_ms_per_kio", "floor")
+        self.assertEqual(iv[3], 4)                       # all four rounds
+        self.assertAlmostEqual(iv[0], math.sqrt(8))      # 2, 2, 4, 4
+
     def test_sig(self):
         self.assertEqual(report.fnum(0.0456, "sig"), "0.0456")
         self.assertEqual(report.fnum(123.4, "sig"), "123")
