@@ -484,7 +484,7 @@ def main():
     a = ap.parse_args()
     if a.out is None and len(a.dir) > 1:
         ap.error("--out is required with several runs")
-    runs, a.dir = a.dir, a.out or a.dir[0]
+    runs, out_dir = a.dir, a.out or a.dir[0]
     rows = pooled(runs)
     if not rows:
         sys.exit("report.py: no samples in %s" % " ".join(runs))
@@ -539,7 +539,7 @@ def main():
             out += ["## %s: summary (IOPS / IOThread CPU per I/O, vs unpatched)"
                     % venue, "", t, ""]
     plots = []
-    os.makedirs(os.path.join(a.dir, "plots"), exist_ok=True)
+    os.makedirs(os.path.join(out_dir, "plots"), exist_ok=True)
     cells_by_wl = list(cells.items())
     out += ["## Verdicts (paired ratios per round, 95% t interval over the "
             "rounds; met: the whole interval within the target, missed: "
@@ -553,22 +553,23 @@ def main():
         out += ["## " + title, "", paired_tables(cs, order, wl), "",
                 "Medians and min-max:", "", table(cs, order), ""]
         if not a.no_plots:
-            p = os.path.join(a.dir, "plots", "ratios-%s-%s.png" % (venue, wl))
+            p = os.path.join(out_dir, "plots",
+                             "ratios-%s-%s.png" % (venue, wl))
             if ratio_plot(cs, order, title, p):
                 plots.append(p)
                 out += ["![%s, ratios to own floor](plots/%s)" % (
                     title, os.path.basename(p)), ""]
-            p = os.path.join(a.dir, "plots", "%s-%s.png" % (venue, wl))
+            p = os.path.join(out_dir, "plots", "%s-%s.png" % (venue, wl))
             plot(cs, order, title, p)
             plots.append(p)
             out += ["![%s](plots/%s)" % (title, os.path.basename(p)), ""]
     md = "\n".join(out)
-    with open(os.path.join(a.dir, "report.md"), "w") as f:
+    with open(os.path.join(out_dir, "report.md"), "w") as f:
         f.write(md)
     print(md)
     for p in plots:
         print("plot: " + p)
-    print("report: " + os.path.join(a.dir, "report.md"))
+    print("report: " + os.path.join(out_dir, "report.md"))
 
 
 if __name__ == "__main__":

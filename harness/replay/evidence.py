@@ -129,8 +129,7 @@ def summed(by, parts, policy):
     rows = [by.get((r["trace"], policy)) for r in parts]
     if not all(rows):
         return None
-    out = sum_rows(rows)
-    return out
+    return sum_rows(rows)
 
 
 def convert_one(a, row, log, k, n):
