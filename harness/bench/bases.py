@@ -23,22 +23,19 @@ usage: bases.py RUN_DIR... --bases 10.2.2,10.0.13 [--series w3] [--out FILE]
 """
 
 import argparse
-import csv
 import statistics
 import sys
 from collections import defaultdict
 
+import stats
+
 
 def load(run_dirs):
-    # (venue, workload, variant) -> (run, round) -> row
+    """(venue, workload, variant) -> round -> row of the measured rounds of
+    the runs, numbered on from one run to the next (stats.measured())"""
     rows = defaultdict(dict)
-    for run, run_dir in enumerate(run_dirs):
-        with open(f"{run_dir}/samples.csv", newline="") as f:
-            for r in csv.DictReader(f):
-                if r["status"] != "ok" or int(r["round"]) == 0:
-                    continue
-                rows[(r["venue"], r["workload"], r["variant"])][
-                    (run, int(r["round"]))] = r
+    for r in stats.measured(run_dirs):
+        rows[(r["venue"], r["workload"], r["variant"])][int(r["round"])] = r
     return rows
 
 

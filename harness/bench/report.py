@@ -25,7 +25,6 @@ interval and the target as a line.
 """
 
 import argparse
-import csv
 import json
 import math
 import os
@@ -56,27 +55,6 @@ def fnum(x, fmt):
             return "0"
         return "%.*f" % (max(0, 2 - math.floor(math.log10(abs(x)))), x)
     return fmt % x
-
-
-def load(path):
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
-
-
-def pooled(runs):
-    """The rows of the runs' samples.csv, the measured rounds of each run
-    numbered on from the last of the run before (the warm-up stays 0)"""
-    rows, last = [], 0
-    for run in runs:
-        top = 0
-        for r in load(os.path.join(run, "samples.csv")):
-            k = int(r["round"])
-            top = max(top, k)
-            if k >= 1:
-                r["round"] = str(k + last)
-            rows.append(r)
-        last += top
-    return rows
 
 
 def weight_of(props):
@@ -485,7 +463,7 @@ def main():
     if a.out is None and len(a.dir) > 1:
         ap.error("--out is required with several runs")
     runs, out_dir = a.dir, a.out or a.dir[0]
-    rows = pooled(runs)
+    rows = stats.pooled(runs)
     if not rows:
         sys.exit("report.py: no samples in %s" % " ".join(runs))
     cells, seen = group(rows, None if a.keep_disturbed else OTHER_WARN_PCT)

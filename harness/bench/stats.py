@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""The benchmark's statistics, in one place (report.py and
-harness/upstream/policy.py both use these).
+"""The benchmark's statistics, in one place (report.py, bases.py and
+harness/upstream/policy.py all use these), and the one reader of several
+runs' samples.csv (pooled()).
 
 A ratio is taken within a round (the variants of a round ran next to each
 other, the order rotated each round), so that drift of the host cancels;
@@ -13,7 +14,9 @@ from the interval alone:
   not resolved  the interval straddles the target's edge (or n < 2)
 """
 
+import csv
 import math
+import os
 import re
 import statistics
 
@@ -97,6 +100,32 @@ def fmt(iv, digits=3):
     if lo is None:
         return "%.*f (n=1)" % (digits, g)
     return "%.*f [%.*f, %.*f]" % (digits, g, digits, lo, digits, hi)
+
+
+def pooled(runs):
+    """The rows of the runs' samples.csv (folders @runs), the measured
+    rounds of each run numbered on from the last of the run before (the
+    warm-up stays 0): a round number then names one round of one run, and
+    a paired ratio still compares the variants that ran next to each
+    other"""
+    rows, last = [], 0
+    for run in runs:
+        top = 0
+        with open(os.path.join(run, "samples.csv"), newline="") as f:
+            for r in csv.DictReader(f):
+                k = int(r["round"])
+                top = max(top, k)
+                if k >= 1:
+                    r["round"] = str(k + last)
+                rows.append(r)
+        last += top
+    return rows
+
+
+def measured(runs):
+    """pooled() rows of the measured rounds that ran without error"""
+    return [r for r in pooled(runs)
+            if r["status"] == "ok" and int(r["round"]) >= 1]
 
 
 def num(r, k):

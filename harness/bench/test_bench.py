@@ -187,7 +187,8 @@ class Report(unittest.TestCase):
 
     def test_pooled_rounds(self):
         """Runs pooled: their measured rounds numbered on, so that a ratio
-        still pairs the variants of one round of one run"""
+        still pairs the variants of one round of one run, in report.py,
+        bases.py and policy.py alike"""
         fields = ["venue", "workload", "variant", "round", "status",
                   "iothread_cpu_ms_per_kio"]
         with tempfile.TemporaryDirectory() as d:
@@ -205,7 +206,9 @@ class Report(unittest.TestCase):
                                         "variant": label, "round": rnd,
                                         "status": "ok",
                                         "iothread_cpu_ms_per_kio": v})
-            rows = report.pooled(runs)
+            rows = stats.pooled(runs)
+            brows = bases.load(runs)
+            prows = policy.load(runs)
         self.assertEqual(sorted(int(r["round"]) for r in rows
                                 if r["variant"] == "floor"),
                          [0, 0, 1, 2, 3, 4])
@@ -214,6 +217,15 @@ class Report(unittest.TestCase):
                              "iothread_cpu_ms_per_kio", "floor")
         self.assertEqual(iv[3], 4)                       # all four rounds
         self.assertAlmostEqual(iv[0], math.sqrt(8))      # 2, 2, 4, 4
+        # bases.py: the median ratio, and the per-round ones 2x and 4x
+        self.assertEqual(bases.ratio(brows, ("g", "sat", "unpatched"),
+                                     ("g", "sat", "floor"),
+                                     "iothread_cpu_ms_per_kio"),
+                         (3.0, 2.0, 4.0))
+        by_var = prows[("g", "sat")]
+        self.assertEqual(stats.paired(by_var["unpatched"], by_var["floor"],
+                                      "iothread_cpu_ms_per_kio"),
+                         [2.0, 2.0, 4.0, 4.0])
 
     def test_sig(self):
         self.assertEqual(report.fnum(0.0456, "sig"), "0.0456")

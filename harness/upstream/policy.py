@@ -19,7 +19,6 @@ usage: policy.py RUN_DIR... [--out FILE]
 """
 
 import argparse
-import csv
 import os
 import re
 import statistics
@@ -37,14 +36,11 @@ METRICS = [("iothread_cpu_ms_per_kio", "IOThread CPU per I/O"),
 
 
 def load(run_dirs):
-    # (venue, workload) -> variant -> (run, round) -> row
+    """(venue, workload) -> variant -> round -> row of the measured rounds
+    of the runs, numbered on from one run to the next (stats.measured())"""
     rows = defaultdict(lambda: defaultdict(dict))
-    for run, d in enumerate(run_dirs):
-        with open(d + "/samples.csv", newline="") as f:
-            for r in csv.DictReader(f):
-                if r["status"] != "ok" or int(r["round"]) <= 0:
-                    continue
-                rows[(r["venue"], r["workload"])][r["variant"]][(run, int(r["round"]))] = r
+    for r in stats.measured(run_dirs):
+        rows[(r["venue"], r["workload"])][r["variant"]][int(r["round"])] = r
     return rows
 
 
