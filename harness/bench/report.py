@@ -286,11 +286,53 @@ def by_round(cell):
     return {int(r["round"]): r for r in cell.rows} if cell else {}
 
 
-def other_pct(r):
+def pct_of_core(r, ms, window):
+    """Row @r's CPU time @ms (ms) over its window @window (s), in % of one
+    core; None where the row has not both."""
     try:
-        return 100.0 * float(r["other_cpu_ms"]) / 1000.0 / float(r["other_window_s"])
+        return 100.0 * float(r[ms]) / 1000.0 / float(r[window])
     except (KeyError, ValueError, TypeError, ZeroDivisionError):
         return None
+
+
+def other_pct(r):
+    return pct_of_core(r, "other_cpu_ms", "other_window_s")
+
+
+def host_lines(measured, disturbed, keep_disturbed):
+    """The report's lines on what else used the host during the measured
+    runs' windows: other processes (and the runs left out for them,
+    @disturbed of them unless @keep_disturbed), and the time the
+    hypervisor took from the guest's CPUs (steal), where recorded."""
+    out = []
+    other = [x for x in map(other_pct, measured) if x is not None]
+    if other:
+        out.append("- CPU of other processes on the host during the "
+                   "windows (not QEMU, not fio): median %.0f%%, max %.0f%% "
+                   "of one core" % (statistics.median(other), max(other)))
+        if max(other) > OTHER_WARN_PCT and keep_disturbed:
+            out.append("- **warning: up to %.0f%% of a core went to "
+                       "something else during a measured window: another "
+                       "job shared the cores, the figures are suspect**" %
+                       max(other))
+        elif max(other) > OTHER_WARN_PCT:
+            out.append("- **%d of %d measured runs left out**: other "
+                       "processes took more than %d%% of a core during "
+                       "their window (up to %.0f%%); every figure below is "
+                       "without them (--keep-disturbed keeps them)" % (
+                           disturbed, len(measured), OTHER_WARN_PCT,
+                           max(other)))
+    steal = [x for x in (pct_of_core(r, "host_steal_ms", "window_s")
+                         for r in measured) if x is not None]
+    if steal:
+        out.append("- steal time during the windows (CPU time the "
+                   "hypervisor took from this machine, all CPUs): median "
+                   "%.0f%%, max %.0f%% of one core%s" % (
+                       statistics.median(steal), max(steal),
+                       "" if len(steal) == len(measured) else
+                       " (recorded in %d of the %d measured runs)" % (
+                           len(steal), len(measured))))
+    return out
 
 
 def reference(label, against, labels):
@@ -484,27 +526,7 @@ def main():
     measured = [r for r in rows if int(r["round"]) >= 1]
     hangs = sum(1 for r in rows if r.get("hang") == "1")
     errors = sum(1 for r in measured if r["status"] == "error")
-    other = []
-    for r in measured:
-        try:
-            other.append(100.0 * float(r["other_cpu_ms"]) / 1000.0
-                         / float(r["other_window_s"]))
-        except (KeyError, ValueError, TypeError, ZeroDivisionError):
-            pass
-    if other:
-        out.append("- CPU of other processes on the host during the "
-                   "windows (not QEMU, not fio): median %.0f%%, max %.0f%% "
-                   "of one core" % (statistics.median(other), max(other)))
-        if max(other) > OTHER_WARN_PCT and a.keep_disturbed:
-            out.append("- **warning: up to %.0f%% of a core went to something "
-                       "else during a measured window: another job shared "
-                       "the cores, the figures are suspect**" % max(other))
-        elif max(other) > OTHER_WARN_PCT:
-            out.append("- **%d of %d measured runs left out**: other processes "
-                       "took more than %d%% of a core during their window "
-                       "(up to %.0f%%); every figure below is without them "
-                       "(--keep-disturbed keeps them)" % (
-                           disturbed, len(measured), OTHER_WARN_PCT, max(other)))
+    out += host_lines(measured, disturbed, a.keep_disturbed)
     out.append("- verdicts and [intervals]: per-round paired ratios, geometric "
                "mean over the rounds, 95% t interval; the min-max tables "
                "further down: medians over the measured rounds, (min-max) "

@@ -532,6 +532,29 @@ class PairedReport(unittest.TestCase):
         cells, _ = report.group(rows)
         self.assertEqual(len(cells[("guest8x2", "randread-8k-qd8-j4")]["w3"].rows), 5)
 
+    def test_host_lines(self):
+        """The report says how much CPU time other processes and the
+        hypervisor (steal) took during the windows"""
+        rows = self.rows()
+        lines = report.host_lines(rows, 0, False)
+        self.assertEqual(len(lines), 1)     # no steal recorded: no line
+        self.assertIn("median 0%, max 0% of one core", lines[0])
+        for k, r in enumerate(rows):
+            r["window_s"] = "4"
+            r["host_steal_ms"] = "3000" if k == 0 else "1000"
+        rows[1]["other_cpu_ms"] = "3000"
+        lines = report.host_lines(rows, 1, False)
+        self.assertIn("**1 of %d measured runs left out**" % len(rows),
+                      lines[1])
+        self.assertIn("hypervisor", lines[2])
+        self.assertIn("median 25%, max 75% of one core", lines[2])
+        self.assertNotIn("recorded in", lines[2])
+        del rows[0]["host_steal_ms"]    # a run that did not record it
+        lines = report.host_lines(rows, 1, False)
+        self.assertIn("median 25%%, max 25%% of one core (recorded in %d of "
+                      "the %d measured runs)" % (len(rows) - 1, len(rows)),
+                      lines[2])
+
     def test_paired_ratios_and_verdicts(self):
         cells, order = report.group(self.rows())
         cs = cells[("guest8x2", "randread-8k-qd8-j4")]
