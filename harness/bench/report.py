@@ -524,8 +524,6 @@ def main():
     for k, v in meta.items():
         out.append("- %s: %s" % (k, v))
     measured = [r for r in rows if int(r["round"]) >= 1]
-    hangs = sum(1 for r in rows if r.get("hang") == "1")
-    errors = sum(1 for r in measured if r["status"] == "error")
     out += host_lines(measured, disturbed, a.keep_disturbed)
     out.append("- verdicts and [intervals]: per-round paired ratios, geometric "
                "mean over the rounds, 95% t interval; the min-max tables "

@@ -378,6 +378,12 @@ def check_metrics(text):
     return names
 
 
+def over_limit(worst, metrics, limit):
+    """the @metrics (--check's) whose largest judged error in @worst
+    ({metric: fraction}) is over @limit"""
+    return [m for m in metrics if worst[m] > limit]
+
+
 def compare(vrows, trace, policy, source, pred_run, ios, run):
     """append the two comparisons of a prediction (the replay's figures
     over @ios I/Os, summed over a run's traces) with a real run (its rows,
@@ -520,7 +526,7 @@ def validate(a):
     print("evidence.py: %d comparisons, largest judged error %s; "
           "wrote %s" % (len(vrows), ", ".join(
               "%.1f%% (%s)" % (100 * worst[m], m) for m in METRICS), a.out))
-    over = [m for m in a.check if worst[m] > a.max_error]
+    over = over_limit(worst, a.check, a.max_error)
     if over:
         print("evidence.py: FAIL: an error of %s is over %.0f%%" %
               (" and ".join(over), 100 * a.max_error))

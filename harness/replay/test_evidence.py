@@ -194,6 +194,18 @@ class SeveralIOThreads(unittest.TestCase):
             with self.assertRaises(argparse.ArgumentTypeError):
                 evidence.check_metrics(bad)
 
+    def test_over_limit(self):
+        """only the checked metrics fail, and only past the limit"""
+        worst = {"polling_ns_per_io": 0.172, "wakeups_per_io": 0.011}
+        self.assertEqual(evidence.over_limit(worst, ["wakeups_per_io"],
+                                             0.10), [])
+        self.assertEqual(evidence.over_limit(worst, list(evidence.METRICS),
+                                             0.10), ["polling_ns_per_io"])
+        self.assertEqual(evidence.over_limit(worst, [], 0.0), [])
+        worst["wakeups_per_io"] = 0.139
+        self.assertEqual(evidence.over_limit(worst, ["wakeups_per_io"],
+                                             0.10), ["wakeups_per_io"])
+
 
 class MeasuredPolling(unittest.TestCase):
     """A run's polling is its CPU time in try_poll_mode() less its own
