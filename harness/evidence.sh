@@ -33,11 +33,15 @@ usage: ./apw evidence [OPTIONS]
    every trace through every policy, priced, and compares the predicted
    polling time and wakeups per I/O with the real runs: each run's own
    trace through its policy (the validation), and the floor's trace
-   through each policy (how far the closed loop moves the arrivals).
+   through each policy (how far the closed loop moves the arrivals);
+5. prices what the runs measured and compares the whole series with the
+   other variants round by round, with 95% intervals (rounds.md).
 
 Options:
   --runs N        measured rounds (default 2)
   --runtime S     seconds of fio per job (default 4)
+  --variants L    the variants to record, comma list out of floor,
+                  unpatched, w1, w2, w3, w4, new (default all of them)
   --venue V       the benchmark's venues, comma list (default
                   guest,nbd,guest8: the 1-disk guest, NBD and the 8-disk
                   guest on one IOThread, what the committed recordings hold)
@@ -167,13 +171,15 @@ replay_tool() {
 
 cmd_evidence() {
     local runs=2 runtime=4 venue=guest,nbd,guest8 out= save= add= from= irq=
-    local pin=none
-    local price cpu lat bench
+    local pin=none variants=floor,unpatched,w1,w2,w3,w4,new
+    local price cpu lat bench v
+    local -a vargs=()
     while [ $# -gt 0 ]; do
         case $1 in
         --runs) runs=${2:?}; shift ;;
         --runtime) runtime=${2:?}; shift ;;
         --venue) venue=${2:?}; shift ;;
+        --variants) variants=${2:?}; shift ;;
         --pin) pin=${2:?}; shift ;;
         --out) out=${2:?}; shift ;;
         --save) save=1 ;;
@@ -195,6 +201,12 @@ cmd_evidence() {
         *) die "evidence: unknown option '$1' (./apw evidence --help)" ;;
         esac
         shift
+    done
+    for v in ${variants//,/ }; do
+        case $v in
+        floor|unpatched|w[1-4]|new) ;;
+        *) die "evidence: unknown variant '$v' (./apw evidence --help)" ;;
+        esac
     done
     if [ -n "$irq" ]; then
         [ -n "$out" ] || out=$BW/evidence-irq
@@ -229,19 +241,22 @@ cmd_evidence() {
         traced_build unpatched
         traced_build series
         local tu=$BW/traced-unpatched/build-all ts=$BW/traced-series/build-all
-        local tn=$BW/traced-new/build-all new=()
-        if traced_build new; then
-            new=(--variant "new=$tn:poll-weight=3")
-        fi
+        local tn=$BW/traced-new/build-all new=
+        traced_build new && new=1
+        for v in ${variants//,/ }; do
+            case $v in
+            floor) vargs+=(--variant "floor=$tu:poll-max-ns=0") ;;
+            unpatched) vargs+=(--variant "unpatched=$tu") ;;
+            w[1-4]) vargs+=(--variant "$v=$ts:poll-weight=${v#w}") ;;
+            new) [ -z "$new" ] ||
+                    vargs+=(--variant "new=$tn:poll-weight=3") ;;
+            esac
+        done
         bench=$out/bench
         (flock -x 9
          cmd_bench --variants "" --iter-trace --runs "$runs" --warmup 0 \
              --runtime "$runtime" --venue "$venue" --pin "$pin" \
-             --out "$bench" \
-             --variant "floor=$tu:poll-max-ns=0" --variant "unpatched=$tu" \
-             --variant "w1=$ts:poll-weight=1" --variant "w2=$ts:poll-weight=2" \
-             --variant "w3=$ts:poll-weight=3" --variant "w4=$ts:poll-weight=4" \
-             "${new[@]}"
+             --out "$bench" "${vargs[@]}"
         ) 9>/tmp/apw-cpu.lock || die "evidence: the benchmark failed"
     fi
     cpu=${price% *}
@@ -254,6 +269,9 @@ cmd_evidence() {
         --traces "$out/traces" --replay "$out/aio-poll-replay" --out "$out" \
         --wakeup-cpu "$cpu" --wakeup-latency "$lat" || true
     cat "$out/validation.md"
+    /usr/bin/python3 "$EVIDENCE_DIR/evidence.py" rounds \
+        --traces "$out/traces" --wakeup-cpu "$cpu" --wakeup-latency "$lat" \
+        --out "$out/rounds.md" && cat "$out/rounds.md"
     if [ -n "$save" ]; then
         mkdir -p "$EVIDENCE_TRACES"
         rm -f "$EVIDENCE_TRACES"/*.trace.gz

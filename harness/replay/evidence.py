@@ -56,6 +56,18 @@
       the optimum's and the best fixed polling time's, and of its added
       latency to 10.2.2's.  Writes DIR2/replay-entry-sensitivity.csv.
 
+  evidence.py rounds --traces DIR --wakeup-cpu NS --wakeup-latency NS
+              --out FILE
+      The runs' own measures, priced, compared round by round: per run,
+      CPU = its polling (as the validation measures it) + its blocking
+      wakeups x NS of CPU, and added latency = its wakeups x NS of
+      latency, per I/O; per venue and workload, the paired ratios of
+      patches 1-13 ('new') to 10.2.2, to the upstream-equivalent policy
+      at weight 3 ('w3') and to the floor, over the rounds, with 95%
+      intervals and the verdicts of the replay's targets (CPU at most
+      1.00x 10.2.2's and w3's, latency at most 1.05x 10.2.2's).  Writes
+      FILE (markdown) and FILE with .csv for .md.
+
   evidence.py merge MEASURED NEW
       Replaces the rows of MEASURED (a measured.csv) whose venue NEW has
       by NEW's rows, keeping the others (./apw evidence --add).
@@ -73,6 +85,7 @@ import functools
 import gzip
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -80,6 +93,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 COMPLETE = os.path.join(HERE, "complete.py")
 sys.path.insert(0, os.path.join(HERE, "..", "bench"))
 from run import GUEST_VENUES  # noqa: E402 (the venues and their IOThreads)
+import stats  # noqa: E402 (paired ratios over rounds)
 
 # policy name in aio-poll-replay --priced -> benchmark variant of its run
 POLICY_VARIANT = {"never-poll": "floor", "unpatched": "unpatched",
@@ -869,6 +883,76 @@ def merge(old, new):
         w.writerows(kept + added)
 
 
+# rounds: (label, variant compared with 'new', metric, target's upper bound
+# or None where the ratio is only reported)
+ROUND_RATIOS = [("CPU vs 10.2.2", "unpatched", "cpu", 1.0),
+                ("CPU vs patches 1-8 w3", "w3", "cpu", 1.0),
+                ("CPU vs the floor", "floor", "cpu", None),
+                ("latency vs 10.2.2", "unpatched", "latency", 1.05)]
+
+
+def run_priced(parts, wakeup_cpu, wakeup_latency):
+    """{cpu, latency} per I/O of a run (its rows, one per trace)
+    from what it measured: polling (measured_polling()) plus its blocking
+    wakeups at @wakeup_cpu ns each; added latency, its wakeups at
+    @wakeup_latency ns each"""
+    ios = int(parts[0]["ios"])
+    wakeups = int(parts[0]["vcsw"])
+    polling = sum(measured_polling(r) for r in parts)
+    return {"cpu": (polling + wakeups * wakeup_cpu) / ios,
+            "latency": wakeups * wakeup_latency / ios}
+
+
+def round_ratios(measured, wakeup_cpu, wakeup_latency):
+    """[(venue, workload, label, interval, verdict or '', per-round
+    ratios)] for ROUND_RATIOS: within each round, the run of 'new' over
+    the other variant's; rounds where either did not run are left out"""
+    figs = {key: run_priced(parts, wakeup_cpu, wakeup_latency)
+            for key, parts in group_runs(measured).items()}
+    out = []
+    for venue, wl in sorted({(k[0], k[1]) for k in figs}):
+        rounds = sorted({k[3] for k in figs if k[:2] == (venue, wl)},
+                        key=int)
+        for label, other, metric, hi in ROUND_RATIOS:
+            ratios = [figs[(venue, wl, "new", r)][metric] /
+                      figs[(venue, wl, other, r)][metric]
+                      for r in rounds
+                      if (venue, wl, "new", r) in figs and
+                      (venue, wl, other, r) in figs and
+                      figs[(venue, wl, other, r)][metric] > 0]
+            iv = stats.interval(ratios)
+            out.append((venue, wl, label, iv,
+                        stats.verdict(iv, hi=hi) if hi else "", ratios))
+    return out
+
+
+def rounds(a):
+    with open(os.path.join(a.traces, "measured.csv")) as f:
+        measured = list(csv.DictReader(f))
+    rows = round_ratios(measured, a.wakeup_cpu, a.wakeup_latency)
+    with open(a.out, "w") as f:
+        f.write("Patches 1-13 ('new') over each variant, within a round, "
+                "on what the runs measured: CPU = polling + blocking "
+                "wakeups x %d ns, latency = wakeups x %d ns, per I/O; "
+                "geometric mean over the rounds [95%% interval]; verdict "
+                "against CPU <= 1.00x, latency <= 1.05x.\n\n"
+                "| venue | workload | ratio | rounds | figure | verdict |\n"
+                "|---|---|---|--:|---|---|\n"
+                % (a.wakeup_cpu, a.wakeup_latency))
+        for venue, wl, label, iv, v, ratios in rows:
+            f.write("| %s | %s | %s | %d | %s | %s |\n"
+                    % (venue, wl, label, len(ratios), stats.fmt(iv, 2), v))
+    with open(re.sub(r"\.md$", "", a.out) + ".csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["venue", "workload", "ratio", "rounds", "mean", "low",
+                    "high", "verdict"])
+        for venue, wl, label, iv, v, ratios in rows:
+            w.writerow([venue, wl, label, len(ratios)] +
+                       (["%.4f" % iv[0]] +
+                        ["" if x is None else "%.4f" % x for x in iv[1:3]]
+                        if iv else ["", "", ""]) + [v])
+
+
 def main():
     ap = argparse.ArgumentParser(
         description=__doc__.split("\n")[0],
@@ -891,6 +975,11 @@ def main():
     v.add_argument("--check", nargs="?", type=check_metrics, default=[],
                    const=list(METRICS))
     e.add_argument("--entries", default="0,median,3000,7000")
+    r = sub.add_parser("rounds")
+    r.add_argument("--traces", required=True)
+    r.add_argument("--wakeup-cpu", type=int, required=True)
+    r.add_argument("--wakeup-latency", type=int, required=True)
+    r.add_argument("--out", required=True)
     m = sub.add_parser("merge")
     m.add_argument("measured")
     m.add_argument("new")
@@ -900,6 +989,9 @@ def main():
         return 0
     if a.cmd == "convert":
         convert(a)
+        return 0
+    if a.cmd == "rounds":
+        rounds(a)
         return 0
     a.replay = os.path.abspath(a.replay)
     if a.cmd == "sensitivity":

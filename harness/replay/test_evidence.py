@@ -366,5 +366,42 @@ class Merge(unittest.TestCase):
         self.assertEqual(got, ["guestw3", "nbdw3", "guest8x2new"])
 
 
+class RoundRatios(unittest.TestCase):
+    """rounds compares the whole series with another variant within each
+    round, on the runs' own measures priced, and leaves out the rounds
+    that lack either run"""
+
+    def run_row(self, variant, rnd, polling, vcsw, trace=None):
+        return dict(row(trace or "%s-%d" % (variant, rnd), polling, 0,
+                        vcsw=vcsw, ios=10),
+                    variant=variant, round=str(rnd), iterations="0",
+                    cpu_base_ns="0")
+
+    def test_paired(self):
+        rows = [self.run_row("new", 1, 100, 2),
+                self.run_row("unpatched", 1, 400, 1),
+                self.run_row("new", 2, 100, 2),
+                self.run_row("unpatched", 2, 400, 1),
+                # a round without 10.2.2's run: not a pair
+                self.run_row("new", 3, 900, 9),
+                # two traces of one run: polling summed, wakeups once
+                self.run_row("w3", 1, 300, 1, "w3-1-t1"),
+                self.run_row("w3", 1, 300, 1, "w3-1-t2")]
+        got = {r[2]: r for r in evidence.round_ratios(rows, 100, 1000)}
+        # CPU per run: (polling + wakeups x 100) / 10 I/Os;
+        # new 300/10, unpatched 500/10, w3 (600 + 100)/10
+        self.assertEqual(got["CPU vs 10.2.2"][5], [0.6, 0.6])
+        self.assertEqual(got["CPU vs 10.2.2"][4], "met")
+        self.assertAlmostEqual(got["CPU vs patches 1-8 w3"][5][0], 3 / 7)
+        self.assertEqual(len(got["CPU vs patches 1-8 w3"][5]), 1)
+        self.assertEqual(got["CPU vs patches 1-8 w3"][4], "not resolved")
+        # latency: wakeups x 1000, twice 10.2.2's
+        self.assertEqual(got["latency vs 10.2.2"][5], [2.0, 2.0])
+        self.assertEqual(got["latency vs 10.2.2"][4], "missed")
+        # no floor run: no ratio, no verdict
+        self.assertEqual(got["CPU vs the floor"][5], [])
+        self.assertIsNone(got["CPU vs the floor"][3])
+
+
 if __name__ == "__main__":
     unittest.main()
