@@ -271,7 +271,8 @@ cmd_evidence() {
     cat "$out/validation.md"
     /usr/bin/python3 "$EVIDENCE_DIR/evidence.py" rounds \
         --traces "$out/traces" --wakeup-cpu "$cpu" --wakeup-latency "$lat" \
-        --out "$out/rounds.md" && cat "$out/rounds.md"
+        --priced "$out/replay-priced.csv" --out "$out/rounds.md" &&
+        cat "$out/rounds.md"
     if [ -n "$save" ]; then
         mkdir -p "$EVIDENCE_TRACES"
         rm -f "$EVIDENCE_TRACES"/*.trace.gz

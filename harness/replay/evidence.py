@@ -57,7 +57,7 @@
       latency to 10.2.2's.  Writes DIR2/replay-entry-sensitivity.csv.
 
   evidence.py rounds --traces DIR --wakeup-cpu NS --wakeup-latency NS
-              --out FILE
+              --out FILE [--priced CSV]
       The runs' own measures, priced, compared round by round: per run,
       CPU = its polling (as the validation measures it) + its blocking
       wakeups x NS of CPU, and added latency = its wakeups x NS of
@@ -65,8 +65,11 @@
       patches 1-13 ('new') to 10.2.2, to the upstream-equivalent policy
       at weight 3 ('w3') and to the floor, over the rounds, with 95%
       intervals and the verdicts of the replay's targets (CPU at most
-      1.00x 10.2.2's and w3's, latency at most 1.05x 10.2.2's).  Writes
-      FILE (markdown) and FILE with .csv for .md.
+      1.00x 10.2.2's and w3's, latency at most 1.05x 10.2.2's).  With
+      --priced (validate's replay-priced.csv at the same price), also each
+      run of 'new' over the offline optimum and the best fixed polling
+      time of its own trace.  Writes FILE (markdown) and FILE with .csv
+      for .md.
 
   evidence.py merge MEASURED NEW
       Replaces the rows of MEASURED (a measured.csv) whose venue NEW has
@@ -926,10 +929,34 @@ def round_ratios(measured, wakeup_cpu, wakeup_latency):
     return out
 
 
+def own_references(measured, priced, wakeup_cpu):
+    """{(venue, workload): [(CPU over the optimum's, over the best fixed
+    polling time's)]}, one pair per run of 'new': what the run measured,
+    priced (run_priced()), over the references of the run's own traces in
+    @priced (replay-priced.csv's rows at the same price, whose traces are
+    named without .trace.gz)"""
+    by = {(p["trace"] + ".trace.gz", p["policy"]): p for p in priced}
+    out = {}
+    for key, parts in sorted(group_runs(measured).items()):
+        opt = summed(by, parts, "optimum")
+        fix = summed(by, parts, "best-fixed")
+        if key[2] != "new" or not opt or not fix:
+            continue
+        cpu = run_priced(parts, wakeup_cpu, 0)["cpu"] * int(parts[0]["ios"])
+        out.setdefault(key[:2], []).append(
+            (cpu / max(opt["cpu_ns"], 1), cpu / max(fix["cpu_ns"], 1)))
+    return out
+
+
 def rounds(a):
     with open(os.path.join(a.traces, "measured.csv")) as f:
         measured = list(csv.DictReader(f))
     rows = round_ratios(measured, a.wakeup_cpu, a.wakeup_latency)
+    refs = {}
+    if a.priced:
+        with open(a.priced) as f:
+            refs = own_references(measured, list(csv.DictReader(f)),
+                                  a.wakeup_cpu)
     with open(a.out, "w") as f:
         f.write("Patches 1-13 ('new') over each variant, within a round, "
                 "on what the runs measured: CPU = polling + blocking "
@@ -942,6 +969,22 @@ def rounds(a):
         for venue, wl, label, iv, v, ratios in rows:
             f.write("| %s | %s | %s | %d | %s | %s |\n"
                     % (venue, wl, label, len(ratios), stats.fmt(iv, 2), v))
+        if refs:
+            f.write("\nEach run of patches 1-13, its measured CPU (as above) "
+                    "over the offline optimum's and the best fixed polling "
+                    "time's on its own trace (the replay, same price): "
+                    "least and largest over the runs, and how many are "
+                    "within the targets (1.25x, 1.10x).\n\n"
+                    "| venue | workload | runs | x optimum | within 1.25x "
+                    "| x best fixed | within 1.10x |\n"
+                    "|---|---|--:|--:|--:|--:|--:|\n")
+            for (venue, wl), rs in sorted(refs.items()):
+                xo = [r[0] for r in rs]
+                xf = [r[1] for r in rs]
+                f.write("| %s | %s | %d | %.2f-%.2f | %d | %.2f-%.2f | %d |\n"
+                        % (venue, wl, len(rs), min(xo), max(xo),
+                           sum(x <= 1.25 for x in xo), min(xf), max(xf),
+                           sum(x <= 1.10 for x in xf)))
     with open(re.sub(r"\.md$", "", a.out) + ".csv", "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["venue", "workload", "ratio", "rounds", "mean", "low",
@@ -980,6 +1023,7 @@ def main():
     r.add_argument("--wakeup-cpu", type=int, required=True)
     r.add_argument("--wakeup-latency", type=int, required=True)
     r.add_argument("--out", required=True)
+    r.add_argument("--priced")
     m = sub.add_parser("merge")
     m.add_argument("measured")
     m.add_argument("new")

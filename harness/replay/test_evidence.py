@@ -402,6 +402,32 @@ class RoundRatios(unittest.TestCase):
         self.assertEqual(got["CPU vs the floor"][5], [])
         self.assertIsNone(got["CPU vs the floor"][3])
 
+    def test_references(self):
+        """each run of the whole series over its own trace's optimum and
+        best fixed time, summed over its traces; other variants' runs and
+        runs without references are left out"""
+        rows = [self.run_row("new", 1, 100, 2, "n1-t1.trace.gz"),
+                self.run_row("new", 1, 200, 2, "n1-t2.trace.gz"),
+                self.run_row("new", 2, 100, 2, "n2.trace.gz"),
+                self.run_row("unpatched", 1, 400, 1, "u1.trace.gz")]
+
+        def ref(trace, policy, cpu):
+            return {"trace": trace, "policy": policy, "polling_ns": "0",
+                    "wakeups": "0", "cpu_ns": str(cpu),
+                    "added_latency_ns": "0", "ios": "10"}
+
+        priced = [ref("n1-t1", "optimum", 200), ref("n1-t2", "optimum", 300),
+                  ref("n1-t1", "best-fixed", 250),
+                  ref("n1-t2", "best-fixed", 250),
+                  ref("u1", "optimum", 1), ref("u1", "best-fixed", 1)]
+        got = evidence.own_references(rows, priced, 100)
+        # run 1: 300 of polling + 2 wakeups x 100 = 500 over 500 and 500;
+        # run 2 has no references
+        self.assertEqual(got, {("guest8x2", "randread"): [(1.0, 1.0)]})
+        priced[0]["cpu_ns"] = "100"
+        got = evidence.own_references(rows, priced, 100)
+        self.assertEqual(got[("guest8x2", "randread")], [(1.25, 1.0)])
+
 
 if __name__ == "__main__":
     unittest.main()
