@@ -114,6 +114,8 @@ cmd_replay() {
     # ... the waits with a timeout of 0 that the fd monitor's wait() ran
     # in, although the trace did not see need_wait(): not counted either
     priced_case "$out" priced-waitran 2000 2000 ',new-w3,'
+    # ... --timeout0-rule: the waits whose timeout was 0 left out too
+    priced_case "$out" priced-timeout0 2000 2000 ',new-w3,' --timeout0-rule
     # ... 10.2.2's handlers before their first event in a trace: idle ones
     priced_case "$out" priced-idlestart 3000 2000 ',unpatched,' --weights 3
     # ... and the idle ones leaving the poll list in the middle of a trace

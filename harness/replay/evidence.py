@@ -71,6 +71,15 @@
       time of its own trace.  Writes FILE (markdown) and FILE with .csv
       for .md.
 
+  evidence.py timeout0 --traces DIR --replay TOOL --out DIR2
+              [--wakeup-cpu NS --wakeup-latency NS]
+      Every trace replayed without and with --timeout0-rule (patches
+      1-13's policy leaving out the waits whose timeout was 0, which no
+      polling time can change; not a patch yet): per venue, workload and
+      kind of trace, how many traces it changes and patches 1-13's
+      largest ratios to the best fixed polling time, the optimum and
+      10.2.2, before and after.  Writes DIR2/timeout0.md.
+
   evidence.py merge MEASURED NEW
       Replaces the rows of MEASURED (a measured.csv) whose venue NEW has
       by NEW's rows, keeping the others (./apw evidence --add).
@@ -295,7 +304,7 @@ def venue_entry(traces, measured, run, entry):
     return max(e[len(e) // 2], 0) if e else entry
 
 
-def replay(a, traces, entry):
+def replay(a, traces, entry, extra=()):
     """the priced replay of @traces, and its lockstep rows (how often the
     replay's polling time equals the one that the recorded run set).  The
     traces are independent: one process per CPU, each on a consecutive
@@ -309,7 +318,8 @@ def replay(a, traces, entry):
         procs.append((subprocess.Popen(
             [a.replay, "--priced", "--weights", "1,2,3,4", "--wakeup-cpu",
              str(a.wakeup_cpu), "--wakeup-latency", str(a.wakeup_latency),
-             "--poll-entry", str(entry), "--lockstep", lockstep] + share,
+             "--poll-entry", str(entry), "--lockstep", lockstep] +
+            list(extra) + share,
             cwd=a.traces, stdout=out), out, lockstep))
     priced, steps = [], []
     for proc, out, lockstep in procs:
@@ -872,6 +882,60 @@ def sensitivity(a):
           os.path.join(a.out, "replay-entry-sensitivity.csv"))
 
 
+def timeout0(a):
+    """the priced replay of every trace without and with --timeout0-rule
+    (patches 1-13's policy leaving out the waits whose timeout was 0): per
+    venue, workload and kind of trace, how many traces the rule changes
+    and the largest ratio of patches 1-13's CPU to the best fixed polling
+    time's, the optimum's and 10.2.2's, and of its added latency to
+    10.2.2's, before and after.  Writes DIR2/timeout0.md"""
+    with open(os.path.join(a.traces, "measured.csv")) as f:
+        measured = [r for r in csv.DictReader(f)
+                    if r["variant"] in VARIANT_POLICY]
+    traces = [r["trace"] for r in measured]
+    entry = poll_entry(measured, a.traces)
+    os.makedirs(a.out, exist_ok=True)
+    by = []
+    for extra in ((), ("--timeout0-rule",)):
+        priced, _ = replay(a, traces, entry, extra)
+        d = {}
+        for p in priced:
+            d.setdefault(p["trace"], {})[p["policy"]] = p
+        by.append(d)
+    ratios = [("x best fixed", "best-fixed", "cpu_ns"),
+              ("x optimum", "optimum", "cpu_ns"),
+              ("CPU x 10.2.2", "unpatched", "cpu_ns"),
+              ("latency x 10.2.2", "unpatched", "added_latency_ns")]
+    groups = {}
+    for t in sorted(by[0]):
+        r = next(x for x in measured if x["trace"] == t)
+        groups.setdefault((r["venue"], r["workload"], trace_source(t)),
+                          []).append(t)
+    with open(os.path.join(a.out, "timeout0.md"), "w") as f:
+        f.write("Patches 1-13's policy in the replay, without and with "
+                "--timeout0-rule (the waits whose timeout was 0 left out "
+                "of its histogram), wakeup %d ns of CPU and %d ns of "
+                "latency, %d ns per polling iteration; largest ratio over "
+                "the traces, before -> after.\n\n"
+                "| venue | workload | traces | changed | %s |\n"
+                "|---|---|---|--:|%s\n"
+                % (a.wakeup_cpu, a.wakeup_latency, entry,
+                   " | ".join(x for x, _, _ in ratios),
+                   "--:|" * len(ratios)))
+        for (venue, wl, kind), ts in sorted(groups.items()):
+            changed = sum(by[0][t]["new-w3"]["cpu_ns"] !=
+                          by[1][t]["new-w3"]["cpu_ns"] for t in ts)
+            cells = []
+            for _, ref, col in ratios:
+                x = [max(int(b[t]["new-w3"][col]) /
+                         max(int(b[t][ref][col]), 1) for t in ts)
+                     for b in by]
+                cells.append("%.2f -> %.2f" % tuple(x))
+            f.write("| %s | %s | %s (%d) | %d | %s |\n"
+                    % (venue, wl, kind, len(ts), changed, " | ".join(cells)))
+    print("evidence.py: wrote %s" % os.path.join(a.out, "timeout0.md"))
+
+
 def merge(old, new):
     """the rows of measured.csv @old of venues that @new has not, then
     @new's rows, written back to @old"""
@@ -1008,7 +1072,8 @@ def main():
     c.add_argument("--sleep-ns", type=int, default=4000)
     v = sub.add_parser("validate")
     e = sub.add_parser("sensitivity")
-    for p in (v, e):    # both replay the traces at a price
+    t = sub.add_parser("timeout0")
+    for p in (v, e, t):     # all replay the traces at a price
         p.add_argument("--traces", required=True)
         p.add_argument("--replay", required=True)
         p.add_argument("--out", required=True)
@@ -1040,6 +1105,9 @@ def main():
     a.replay = os.path.abspath(a.replay)
     if a.cmd == "sensitivity":
         sensitivity(a)
+        return 0
+    if a.cmd == "timeout0":
+        timeout0(a)
         return 0
     return validate(a)
 
