@@ -970,16 +970,21 @@ def run_priced(parts, wakeup_cpu, wakeup_latency):
             "latency": wakeups * wakeup_latency / ios}
 
 
-def round_ratios(measured, wakeup_cpu, wakeup_latency):
+def round_ratios(recordings):
     """[(venue, workload, label, interval, verdict or '', per-round
     ratios)] for ROUND_RATIOS: within each round, the run of 'new' over
-    the other variant's; rounds where either did not run are left out"""
-    figs = {key: run_priced(parts, wakeup_cpu, wakeup_latency)
-            for key, parts in group_runs(measured).items()}
+    the other variant's; rounds where either did not run are left out.
+    @recordings: [(rows of a measured.csv, wakeup CPU ns, wakeup latency
+    ns)], each recording's runs priced at its own price and its rounds
+    pooled with the others' (a round is paired within its recording)"""
+    figs = {}
+    for k, (measured, wakeup_cpu, wakeup_latency) in enumerate(recordings):
+        for key, parts in group_runs(measured).items():
+            figs[key[:3] + ((k, int(key[3])),)] = run_priced(
+                parts, wakeup_cpu, wakeup_latency)
     out = []
     for venue, wl in sorted({(k[0], k[1]) for k in figs}):
-        rounds = sorted({k[3] for k in figs if k[:2] == (venue, wl)},
-                        key=int)
+        rounds = sorted({k[3] for k in figs if k[:2] == (venue, wl)})
         for label, other, metric, hi in ROUND_RATIOS:
             ratios = [figs[(venue, wl, "new", r)][metric] /
                       figs[(venue, wl, other, r)][metric]
@@ -1012,24 +1017,50 @@ def own_references(measured, priced, wakeup_cpu):
     return out
 
 
+def per_recording(text, n, name):
+    """--wakeup-cpu/--wakeup-latency: one figure for every --traces, or a
+    comma list of one per --traces"""
+    x = [int(v) for v in text.split(",")]
+    if len(x) == 1:
+        return x * n
+    if len(x) != n:
+        sys.exit("evidence.py: %s has %d figures for %d --traces"
+                 % (name, len(x), n))
+    return x
+
+
 def rounds(a):
-    with open(os.path.join(a.traces, "measured.csv")) as f:
-        measured = list(csv.DictReader(f))
-    rows = round_ratios(measured, a.wakeup_cpu, a.wakeup_latency)
-    refs = {}
-    if a.priced:
-        with open(a.priced) as f:
-            refs = own_references(measured, list(csv.DictReader(f)),
-                                  a.wakeup_cpu)
+    n = len(a.traces)
+    cpus = per_recording(a.wakeup_cpu, n, "--wakeup-cpu")
+    lats = per_recording(a.wakeup_latency, n, "--wakeup-latency")
+    if a.priced and len(a.priced) != n:
+        sys.exit("evidence.py: --priced %d times for %d --traces"
+                 % (len(a.priced), n))
+    recordings, refs = [], {}
+    for k, d in enumerate(a.traces):
+        with open(os.path.join(d, "measured.csv")) as f:
+            measured = list(csv.DictReader(f))
+        recordings.append((measured, cpus[k], lats[k]))
+        if a.priced:
+            with open(a.priced[k]) as f:
+                for key, rs in own_references(
+                        measured, list(csv.DictReader(f)), cpus[k]).items():
+                    refs.setdefault(key, []).extend(rs)
+    rows = round_ratios(recordings)
+    price = ("CPU = polling + blocking wakeups x %d ns, latency = wakeups "
+             "x %d ns" % (cpus[0], lats[0])
+             if len(set(zip(cpus, lats))) == 1 else
+             "CPU = polling + blocking wakeups x the price of the run's "
+             "recording (%s ns), latency = wakeups x its latency (%s ns)"
+             % (", ".join(map(str, cpus)), ", ".join(map(str, lats))))
     with open(a.out, "w") as f:
         f.write("Patches 1-13 ('new') over each variant, within a round, "
-                "on what the runs measured: CPU = polling + blocking "
-                "wakeups x %d ns, latency = wakeups x %d ns, per I/O; "
-                "geometric mean over the rounds [95%% interval]; verdict "
+                "on what the runs measured: %s, per I/O; "
+                "geometric mean over the rounds%s [95%% interval]; verdict "
                 "against CPU <= 1.00x, latency <= 1.05x.\n\n"
                 "| venue | workload | ratio | rounds | figure | verdict |\n"
                 "|---|---|---|--:|---|---|\n"
-                % (a.wakeup_cpu, a.wakeup_latency))
+                % (price, " of %d recordings" % n if n > 1 else ""))
         for venue, wl, label, iv, v, ratios in rows:
             f.write("| %s | %s | %s | %d | %s | %s |\n"
                     % (venue, wl, label, len(ratios), stats.fmt(iv, 2), v))
@@ -1084,11 +1115,16 @@ def main():
                    const=list(METRICS))
     e.add_argument("--entries", default="0,median,3000,7000")
     r = sub.add_parser("rounds")
-    r.add_argument("--traces", required=True)
-    r.add_argument("--wakeup-cpu", type=int, required=True)
-    r.add_argument("--wakeup-latency", type=int, required=True)
+    r.add_argument("--traces", required=True, action="append",
+                   help="a recording's folder (measured.csv); more than "
+                   "one pools their rounds")
+    r.add_argument("--wakeup-cpu", required=True,
+                   help="ns, or a comma list of one per --traces")
+    r.add_argument("--wakeup-latency", required=True,
+                   help="ns, or a comma list of one per --traces")
     r.add_argument("--out", required=True)
-    r.add_argument("--priced")
+    r.add_argument("--priced", action="append",
+                   help="replay-priced.csv of a recording, one per --traces")
     m = sub.add_parser("merge")
     m.add_argument("measured")
     m.add_argument("new")

@@ -387,7 +387,7 @@ class RoundRatios(unittest.TestCase):
                 # two traces of one run: polling summed, wakeups once
                 self.run_row("w3", 1, 300, 1, "w3-1-t1"),
                 self.run_row("w3", 1, 300, 1, "w3-1-t2")]
-        got = {r[2]: r for r in evidence.round_ratios(rows, 100, 1000)}
+        got = {r[2]: r for r in evidence.round_ratios([(rows, 100, 1000)])}
         # CPU per run: (polling + wakeups x 100) / 10 I/Os;
         # new 300/10, unpatched 500/10, w3 (600 + 100)/10
         self.assertEqual(got["CPU vs 10.2.2"][5], [0.6, 0.6])
@@ -401,6 +401,26 @@ class RoundRatios(unittest.TestCase):
         # no floor run: no ratio, no verdict
         self.assertEqual(got["CPU vs the floor"][5], [])
         self.assertIsNone(got["CPU vs the floor"][3])
+
+    def test_pooled(self):
+        """two recordings: each run priced at its own recording's price,
+        each round paired within its recording (both have a round 1), the
+        rounds pooled"""
+        a = [self.run_row("new", 1, 100, 2),
+             self.run_row("unpatched", 1, 400, 1)]
+        b = [self.run_row("new", 1, 100, 1),
+             self.run_row("unpatched", 1, 100, 1),
+             # 10.2.2 without its round-2 partner in this recording
+             self.run_row("unpatched", 2, 100, 1)]
+        got = {r[2]: r for r in evidence.round_ratios([(a, 100, 1000),
+                                                        (b, 300, 10)])}
+        # a: (100 + 2 x 100) / (400 + 100); b: (100 + 300) / (100 + 300)
+        self.assertEqual(got["CPU vs 10.2.2"][5], [0.6, 1.0])
+        self.assertEqual(got["latency vs 10.2.2"][5], [2.0, 1.0])
+        self.assertEqual(evidence.per_recording("5", 2, "x"), [5, 5])
+        self.assertEqual(evidence.per_recording("5,6", 2, "x"), [5, 6])
+        with self.assertRaises(SystemExit):
+            evidence.per_recording("5,6", 3, "x")
 
     def test_references(self):
         """each run of the whole series over its own trace's optimum and
