@@ -391,8 +391,18 @@ def measured_polling(run):
     return int(run["polling_ns"]) - int(run["polling_overhead_ns"])
 
 
-# the figures that the validation compares, per I/O of a run
-METRICS = ("polling_ns_per_io", "wakeups_per_io")
+# the figures that the validation compares, per I/O of a run: {metric:
+# (its prediction from the replay's figures summed over a run's traces
+# and the I/Os they hold, what the run measured from its rows and I/Os)}
+METRIC_FIGURES = {
+    "polling_ns_per_io": (
+        lambda pred, ios: pred["polling_ns"] / ios,
+        lambda run, ios: sum(measured_polling(r) for r in run) / ios),
+    "wakeups_per_io": (
+        lambda pred, ios: pred["wakeups"] / ios,
+        lambda run, ios: int(run[0]["vcsw"]) / ios),
+}
+METRICS = tuple(METRIC_FIGURES)
 
 
 def check_metrics(text):
@@ -412,19 +422,14 @@ def over_limit(worst, metrics, limit):
 
 
 def compare(vrows, trace, policy, source, pred_run, ios, run):
-    """append the two comparisons of a prediction (the replay's figures
-    over @ios I/Os, summed over a run's traces) with a real run (its rows,
-    one per trace); returns {metric: its judged error, as a fraction},
+    """append one comparison per METRICS of a prediction (the replay's
+    figures over @ios I/Os, summed over a run's traces) with a real run
+    (its rows, one per trace); returns {metric: its judged error, as a fraction},
     without the metrics that are not judged"""
     worst = {}
     rios = int(run[0]["ios"])
-    pairs = [
-        ("polling_ns_per_io", pred_run["polling_ns"] / ios,
-         sum(measured_polling(r) for r in run) / rios),
-        ("wakeups_per_io", pred_run["wakeups"] / ios,
-         int(run[0]["vcsw"]) / rios),
-    ]
-    for metric, pred, meas in pairs:
+    for metric, (predicted, measured) in METRIC_FIGURES.items():
+        pred, meas = predicted(pred_run, ios), measured(run, rios)
         err = rel_error(pred, meas)
         # Only the replay of a run's own trace is judged: the floor's
         # trace replayed through a policy also carries the closed loop (the
