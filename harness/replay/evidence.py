@@ -68,8 +68,17 @@
       1.00x 10.2.2's and w3's, latency at most 1.05x 10.2.2's).  With
       --priced (validate's replay-priced.csv at the same price), also each
       run of 'new' over the offline optimum and the best fixed polling
-      time of its own trace.  Writes FILE (markdown) and FILE with .csv
+      time of its own trace.  --traces (and --priced) more than once pool
+      recordings: each round paired within its recording, each
+      recording's runs priced at its own NS (a comma list, one per
+      --traces) or all at one.  Writes FILE (markdown) and FILE with .csv
       for .md.
+
+  evidence.py replicate FIRST SECOND --out FILE
+      Two recordings' rounds.csv, judged the same way, cell by cell: a
+      verdict of FIRST is replicated, not contradicted (SECOND does not
+      resolve the cell) or contradicted (met against missed) by SECOND's.
+      Writes FILE (markdown).
 
   evidence.py timeout0 --traces DIR --replay TOOL --out DIR2
               [--wakeup-cpu NS --wakeup-latency NS]
@@ -1022,6 +1031,57 @@ def own_references(measured, priced, wakeup_cpu):
     return out
 
 
+def replication(first, second):
+    """[(venue, workload, ratio, first's verdict, second's, status)]: a
+    verdict of @first (rows of a rounds.csv) is 'replicated' when @second
+    gives the same verdict, 'not contradicted' when @second does not
+    resolve the cell, 'contradicted' when it gives the opposite one (met
+    against missed); a cell that @first did not resolve is 'resolved by
+    the second' or 'not resolved by either'.  Ratios without a verdict
+    (CPU vs the floor) are left out"""
+    other = {(r["venue"], r["workload"], r["ratio"]): r["verdict"]
+             for r in second}
+    out = []
+    for r in first:
+        key = (r["venue"], r["workload"], r["ratio"])
+        v1, v2 = r["verdict"], other.get(key, "")
+        if not v1 or not v2:
+            continue
+        if v1 == "not resolved":
+            status = ("not resolved by either" if v2 == "not resolved"
+                      else "resolved by the second")
+        elif v2 == v1:
+            status = "replicated"
+        elif v2 == "not resolved":
+            status = "not contradicted"
+        else:
+            status = "contradicted"
+        out.append(key + (v1, v2, status))
+    return out
+
+
+def replicate(a):
+    with open(a.first) as f:
+        first = list(csv.DictReader(f))
+    with open(a.second) as f:
+        second = list(csv.DictReader(f))
+    rows = replication(first, second)
+    with open(a.out, "w") as f:
+        f.write("The verdicts of %s against those of %s, cell by cell "
+                "(replicated: the same verdict; not contradicted: the "
+                "second does not resolve the cell; contradicted: met "
+                "against missed).\n\n"
+                "| venue | workload | ratio | first | second | status |\n"
+                "|---|---|---|---|---|---|\n" % (a.first, a.second))
+        for row in rows:
+            f.write("| %s |\n" % " | ".join(row))
+        counts = {}
+        for row in rows:
+            counts[row[5]] = counts.get(row[5], 0) + 1
+        f.write("\n%s.\n" % "; ".join(
+            "%s: %d" % kv for kv in sorted(counts.items())))
+
+
 def per_recording(text, n, name):
     """--wakeup-cpu/--wakeup-latency: one figure for every --traces, or a
     comma list of one per --traces"""
@@ -1130,6 +1190,10 @@ def main():
     r.add_argument("--out", required=True)
     r.add_argument("--priced", action="append",
                    help="replay-priced.csv of a recording, one per --traces")
+    rp = sub.add_parser("replicate")
+    rp.add_argument("first", help="the first recording's rounds.csv")
+    rp.add_argument("second", help="the second's, judged the same way")
+    rp.add_argument("--out", required=True)
     m = sub.add_parser("merge")
     m.add_argument("measured")
     m.add_argument("new")
@@ -1142,6 +1206,9 @@ def main():
         return 0
     if a.cmd == "rounds":
         rounds(a)
+        return 0
+    if a.cmd == "replicate":
+        replicate(a)
         return 0
     a.replay = os.path.abspath(a.replay)
     if a.cmd == "sensitivity":

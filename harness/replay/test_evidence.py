@@ -422,6 +422,27 @@ class RoundRatios(unittest.TestCase):
         with self.assertRaises(SystemExit):
             evidence.per_recording("5,6", 3, "x")
 
+    def test_replication(self):
+        """a second recording's verdicts against the first's, cell by
+        cell; cells without a verdict are left out"""
+        def cell(ratio, verdict, wl="w"):
+            return {"venue": "v", "workload": wl, "ratio": ratio,
+                    "verdict": verdict}
+        first = [cell("a", "met"), cell("b", "met"), cell("c", "met"),
+                 cell("d", "not resolved"), cell("e", "not resolved"),
+                 cell("f", "missed"), cell("floor", ""),
+                 cell("a", "met", "absent")]
+        second = [cell("a", "met"), cell("b", "not resolved"),
+                  cell("c", "missed"), cell("d", "met"),
+                  cell("e", "not resolved"), cell("f", "met"),
+                  cell("floor", "")]
+        got = {r[2]: r[5] for r in evidence.replication(first, second)}
+        self.assertEqual(got, {"a": "replicated", "b": "not contradicted",
+                               "c": "contradicted",
+                               "d": "resolved by the second",
+                               "e": "not resolved by either",
+                               "f": "contradicted"})
+
     def test_references(self):
         """each run of the whole series over its own trace's optimum and
         best fixed time, summed over its traces; other variants' runs and
