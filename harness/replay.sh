@@ -136,6 +136,11 @@ cmd_replay() {
     # returned sooner than the price's latency: it came after polling ended
     priced_case "$out" priced-fdslept 2000 5000 \
         ',(never-poll|poll-to-max|optimum),'
+    # ... an event that the recorded run slept for, though its wait returned
+    # sooner than the price's latency: after the recorded polling time as
+    # the replay prices it too (500 ns of entering and leaving poll mode)
+    priced_case "$out" priced-afterrec 2000 5000 \
+        ',(never-poll|poll-to-max|best-fixed|optimum),' --poll-entry 500
 
     # The model of 10.2.2 must reproduce recorded unpatched runs exactly
     local checks=()

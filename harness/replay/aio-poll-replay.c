@@ -382,6 +382,21 @@ static bool stalls = true;
  */
 static bool timeout0_rule;
 
+/*
+ * An event that the recorded run slept for arrives after the replay's end
+ * of the recorded polling time (recorded_poll() + the price's entry_ns),
+ * not only after the recorded run's own polling (polled, its wall clock):
+ * a policy that polls no longer than the recorded run did must not catch
+ * it.  Until 2026-12-04 the arrival was only kept after polled; where the
+ * price's latency is longer than the run's wakeups took (gap - lat_ns
+ * below polled) that put it at polled, which a policy polling as long as
+ * the recorded run reaches whenever the run entered and left poll mode
+ * faster than entry_ns, so the replay of the run's own policy caught
+ * events that the run slept for (results/evidence-rounds-2/).
+ * --no-after-recorded replays as before.
+ */
+static bool after_recorded = true;
+
 static void trace_stalls(Trace *tr)
 {
     g_autofree int64_t *base = g_new(int64_t, tr->n);
@@ -1184,6 +1199,10 @@ static int64_t iter_arrival(const Iter *it, const Price *pr)
      * fd's, or it would have been there when the fd wait began, and the
      * thread would not have slept
      */
+    if (after_recorded && recorded_poll(it) > 0) {
+        return MAX(it->gap - pr->lat_ns,
+                   MAX(it->polled, recorded_poll(it) + pr->entry_ns + 1));
+    }
     return MAX(it->gap - pr->lat_ns, it->polled);
 }
 
@@ -2141,6 +2160,11 @@ static void usage(FILE *f)
 "                   as the replay did until 2026-12-02\n"
 "  --timeout0-rule   the policy of patches 9-13 also leaves out the waits\n"
 "                   whose timeout was 0 (cap_ns 0), as a next patch would\n"
+"  --no-after-recorded\n"
+"                   let an event that the recorded run slept for arrive\n"
+"                   at the end of its recorded polling, even where that\n"
+"                   is within the replay's price of the same polling\n"
+"                   time, as the replay did until 2026-12-04\n"
 "  --wakeup-cpu NS  CPU time of one blocking wakeup (default %d)\n"
 "  --wakeup-latency NS\n"
 "                   latency of one blocking wakeup (default %d)\n"
@@ -2203,6 +2227,7 @@ int main(int argc, char **argv)
         { "no-references", no_argument, NULL, 'R' },
         { "no-stalls", no_argument, NULL, 'S' },
         { "timeout0-rule", no_argument, NULL, 'T' },
+        { "no-after-recorded", no_argument, NULL, 'A' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -2279,6 +2304,9 @@ int main(int argc, char **argv)
             break;
         case 'T':
             timeout0_rule = true;
+            break;
+        case 'A':
+            after_recorded = false;
             break;
         case 'E':
             price.entry_ns = parse_num("--poll-entry", optarg);

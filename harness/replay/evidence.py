@@ -470,7 +470,8 @@ def validate(a):
           "(median of the runs, less their stalls; the validation charges "
           "each run its venue's, venue_entry())" % entry)
     os.makedirs(a.out, exist_ok=True)
-    priced, steps = replay(a, [r["trace"] for r in measured], entry)
+    priced, steps = replay(a, [r["trace"] for r in measured], entry,
+                           a.replay_arg)
     check_stalls(a, steps)
     steps = write_lockstep(a, measured, steps)
     with open(os.path.join(a.out, "replay-priced.csv"), "w", newline="") as f:
@@ -614,7 +615,8 @@ def replayed_row(a, trace, policy, entry, stalls=True):
         [a.replay, "--priced", "--no-references", "--weights", weight,
          "--wakeup-cpu", str(a.wakeup_cpu), "--wakeup-latency",
          str(a.wakeup_latency), "--poll-entry", str(entry)] +
-        ([] if stalls else ["--no-stalls"]) + [trace],
+        ([] if stalls else ["--no-stalls"]) +
+        list(getattr(a, "replay_arg", [])) + [trace],
         cwd=a.traces, check=True, capture_output=True, text=True)
     return next(x for x in csv.DictReader(out.stdout.splitlines())
                 if x["policy"] == policy)
@@ -1176,6 +1178,9 @@ def main():
         p.add_argument("--wakeup-cpu", type=int, default=2000)
         p.add_argument("--wakeup-latency", type=int, default=2000)
     v.add_argument("--max-error", type=float, default=0.10)
+    v.add_argument("--replay-arg", action="append", default=[],
+                   help="an option for every replay (e.g. "
+                   "--replay-arg=--after-recorded)")
     v.add_argument("--check", nargs="?", type=check_metrics, default=[],
                    const=list(METRICS))
     e.add_argument("--entries", default="0,median,3000,7000")
