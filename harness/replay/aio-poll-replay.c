@@ -1188,6 +1188,15 @@ typedef struct {
  */
 #define LOCKSTEP_SKIP 500
 
+/*
+ * Where polling for @poll_ns ends in the replay: entering and leaving poll
+ * mode costs entry_ns on top of polling
+ */
+static int64_t priced_reach(int64_t poll_ns, const Price *pr)
+{
+    return poll_ns ? poll_ns + pr->entry_ns : 0;
+}
+
 static int64_t iter_arrival(const Iter *it, const Price *pr)
 {
     if (!it->woken || it->end == END_TIMER) {
@@ -1201,7 +1210,7 @@ static int64_t iter_arrival(const Iter *it, const Price *pr)
      */
     if (after_recorded && recorded_poll(it) > 0) {
         return MAX(it->gap - pr->lat_ns,
-                   MAX(it->polled, recorded_poll(it) + pr->entry_ns + 1));
+                   MAX(it->polled, priced_reach(recorded_poll(it), pr) + 1));
     }
     return MAX(it->gap - pr->lat_ns, it->polled);
 }
@@ -1245,8 +1254,7 @@ static int64_t priced_wait(const Iter *it, const Price *pr, int64_t poll_ns,
             return a;
         }
     }
-    /* Entering and leaving poll mode costs entry_ns on top of polling */
-    reach = poll_ns ? poll_ns + pr->entry_ns : 0;
+    reach = priced_reach(poll_ns, pr);
 
     if (a <= reach) {
         if (it->end == END_FD) {

@@ -16,7 +16,7 @@
 
   evidence.py validate --traces DIR --replay TOOL --out DIR2
               [--wakeup-cpu NS --wakeup-latency NS] [--max-error 0.10]
-              [--check [METRIC,...]]
+              [--check [METRIC,...]] [--replay-arg OPTION ...]
       Replays every trace through each policy with aio-poll-replay --priced.
       Validation (source 'own', judged): each run's own trace replayed
       through the policy that ran, against what that run measured: polling
@@ -74,6 +74,10 @@
       --traces) or all at one.  Writes FILE (markdown) and FILE with .csv
       for .md.
 
+  validate, sensitivity and timeout0 pass each --replay-arg on to every
+  replay (e.g. --replay-arg=--no-after-recorded: the replay before
+  2026-12-04).
+
   evidence.py replicate FIRST SECOND --out FILE
       Two recordings' rounds.csv, judged the same way, cell by cell: a
       verdict of FIRST is replicated, not contradicted (SECOND does not
@@ -100,6 +104,7 @@ at the default weight ('new'), never-poll = the floor itself ('floor').
 """
 
 import argparse
+import collections
 import concurrent.futures
 import csv
 import functools
@@ -616,7 +621,7 @@ def replayed_row(a, trace, policy, entry, stalls=True):
          "--wakeup-cpu", str(a.wakeup_cpu), "--wakeup-latency",
          str(a.wakeup_latency), "--poll-entry", str(entry)] +
         ([] if stalls else ["--no-stalls"]) +
-        list(getattr(a, "replay_arg", [])) + [trace],
+        a.replay_arg + [trace],
         cwd=a.traces, check=True, capture_output=True, text=True)
     return next(x for x in csv.DictReader(out.stdout.splitlines())
                 if x["policy"] == policy)
@@ -881,7 +886,7 @@ def sensitivity(a):
         for entry in a.entries.split(","):
             if entry == "median":
                 entry = poll_entry(measured, a.traces)
-            priced, _ = replay(a, traces, int(entry))
+            priced, _ = replay(a, traces, int(entry), a.replay_arg)
             by = {}
             for p in priced:
                 by.setdefault(p["trace"], {})[p["policy"]] = p
@@ -913,7 +918,7 @@ def timeout0(a):
     os.makedirs(a.out, exist_ok=True)
     by = []
     for extra in ((), ("--timeout0-rule",)):
-        priced, _ = replay(a, traces, entry, extra)
+        priced, _ = replay(a, traces, entry, a.replay_arg + list(extra))
         d = {}
         for p in priced:
             d.setdefault(p["trace"], {})[p["policy"]] = p
@@ -1077,9 +1082,7 @@ def replicate(a):
                 "|---|---|---|---|---|---|\n" % (a.first, a.second))
         for row in rows:
             f.write("| %s |\n" % " | ".join(row))
-        counts = {}
-        for row in rows:
-            counts[row[5]] = counts.get(row[5], 0) + 1
+        counts = collections.Counter(row[5] for row in rows)
         f.write("\n%s.\n" % "; ".join(
             "%s: %d" % kv for kv in sorted(counts.items())))
 
@@ -1177,10 +1180,10 @@ def main():
         p.add_argument("--out", required=True)
         p.add_argument("--wakeup-cpu", type=int, default=2000)
         p.add_argument("--wakeup-latency", type=int, default=2000)
+        p.add_argument("--replay-arg", action="append", default=[],
+                       help="an option for every replay (e.g. "
+                       "--replay-arg=--no-after-recorded)")
     v.add_argument("--max-error", type=float, default=0.10)
-    v.add_argument("--replay-arg", action="append", default=[],
-                   help="an option for every replay (e.g. "
-                   "--replay-arg=--after-recorded)")
     v.add_argument("--check", nargs="?", type=check_metrics, default=[],
                    const=list(METRICS))
     e.add_argument("--entries", default="0,median,3000,7000")
