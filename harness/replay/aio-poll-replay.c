@@ -397,6 +397,19 @@ static bool timeout0_rule;
  */
 static bool after_recorded = true;
 
+/*
+ * --policy-wakeup-cpu, --policy-wakeup-latency: the policy of patches 9-13
+ * with these in place of the tree's AIO_POLL_WAKEUP_NS and
+ * AIO_POLL_WAKEUP_LATENCY_NS, as a build calibrated to the host that
+ * recorded the trace would have them.  The real aio_adjust_polling_time(),
+ * compiled with the tree's, is then not run beside the pure functions.  Not
+ * a patch of the series: what such a calibration would change, in the
+ * model.
+ */
+static int64_t policy_wakeup_ns = AIO_POLL_WAKEUP_NS;
+static int64_t policy_latency_ns = AIO_POLL_WAKEUP_LATENCY_NS;
+static bool policy_constants;
+
 static void trace_stalls(Trace *tr)
 {
     g_autofree int64_t *base = g_new(int64_t, tr->n);
@@ -977,10 +990,13 @@ static void new_adjust(Sim *s, uint64_t fired, int64_t block_ns, bool slept,
     if (counted) {
         aio_poll_hist_add(&s->hist,
                           aio_poll_wait_len(s->poll_ns, block_ns, slept,
-                                            AIO_POLL_WAKEUP_LATENCY_NS),
+                                            policy_latency_ns),
                           fired != 0, s->p->max_ns, weight);
         s->poll_ns = aio_poll_hist_best(&s->hist, s->p->max_ns,
-                                        AIO_POLL_WAKEUP_NS);
+                                        policy_wakeup_ns);
+    }
+    if (policy_constants) {
+        return;     /* the real one has the tree's constants */
     }
 
     for (h = 0; h < s->nh; h++) {
@@ -2173,6 +2189,12 @@ static void usage(FILE *f)
 "                   at the end of its recorded polling, even where that\n"
 "                   is within the replay's price of the same polling\n"
 "                   time, as the replay did until 2026-12-04\n"
+"  --policy-wakeup-cpu NS, --policy-wakeup-latency NS\n"
+"                   the policy of patches 9-13 with these in place of\n"
+"                   the tree's AIO_POLL_WAKEUP_NS and\n"
+"                   AIO_POLL_WAKEUP_LATENCY_NS (a build calibrated to the\n"
+"                   host); the real aio_adjust_polling_time() is then\n"
+"                   not run beside it\n"
 "  --wakeup-cpu NS  CPU time of one blocking wakeup (default %d)\n"
 "  --wakeup-latency NS\n"
 "                   latency of one blocking wakeup (default %d)\n"
@@ -2236,6 +2258,8 @@ int main(int argc, char **argv)
         { "no-stalls", no_argument, NULL, 'S' },
         { "timeout0-rule", no_argument, NULL, 'T' },
         { "no-after-recorded", no_argument, NULL, 'A' },
+        { "policy-wakeup-cpu", required_argument, NULL, 'U' },
+        { "policy-wakeup-latency", required_argument, NULL, 'V' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -2315,6 +2339,14 @@ int main(int argc, char **argv)
             break;
         case 'A':
             after_recorded = false;
+            break;
+        case 'U':
+            policy_wakeup_ns = parse_num("--policy-wakeup-cpu", optarg);
+            policy_constants = true;
+            break;
+        case 'V':
+            policy_latency_ns = parse_num("--policy-wakeup-latency", optarg);
+            policy_constants = true;
             break;
         case 'E':
             price.entry_ns = parse_num("--poll-entry", optarg);

@@ -74,9 +74,9 @@
       --traces) or all at one.  Writes FILE (markdown) and FILE with .csv
       for .md.
 
-  validate, sensitivity and timeout0 pass each --replay-arg on to every
-  replay (e.g. --replay-arg=--no-after-recorded: the replay before
-  2026-12-04).
+  validate, sensitivity, timeout0 and calibrated pass each --replay-arg
+  on to every replay (e.g. --replay-arg=--no-after-recorded: the replay
+  before 2026-12-04).
 
   evidence.py replicate FIRST SECOND --out FILE
       Two recordings' rounds.csv, judged the same way, cell by cell: a
@@ -92,6 +92,14 @@
       kind of trace, how many traces it changes and patches 1-13's
       largest ratios to the best fixed polling time, the optimum and
       10.2.2, before and after.  Writes DIR2/timeout0.md.
+
+  evidence.py calibrated --traces DIR --replay TOOL --out DIR2
+              [--wakeup-cpu NS --wakeup-latency NS]
+      The same for patches 1-13's policy with its wakeup constants
+      (AIO_POLL_WAKEUP_NS, AIO_POLL_WAKEUP_LATENCY_NS) set to the price,
+      as a build calibrated to the host that recorded the traces would
+      have them (aio-poll-replay --policy-wakeup-cpu and
+      --policy-wakeup-latency; not a patch).  Writes DIR2/calibrated.md.
 
   evidence.py merge MEASURED NEW
       Replaces the rows of MEASURED (a measured.csv) whose venue NEW has
@@ -903,13 +911,14 @@ def sensitivity(a):
           os.path.join(a.out, "replay-entry-sensitivity.csv"))
 
 
-def timeout0(a):
-    """the priced replay of every trace without and with --timeout0-rule
-    (patches 1-13's policy leaving out the waits whose timeout was 0): per
-    venue, workload and kind of trace, how many traces the rule changes
-    and the largest ratio of patches 1-13's CPU to the best fixed polling
-    time's, the optimum's and 10.2.2's, and of its added latency to
-    10.2.2's, before and after.  Writes DIR2/timeout0.md"""
+def counterfactual(a, extra, name, what):
+    """the priced replay of every trace without and with the replay options
+    @extra (a change to patches 1-13's policy that is not a patch): per
+    venue, workload and kind of trace, how many traces it changes and the
+    largest ratio of patches 1-13's CPU to the best fixed polling time's,
+    the optimum's and 10.2.2's, and of its added latency to 10.2.2's,
+    before and after.  Writes DIR2/@name.md, @what saying what @extra
+    does"""
     with open(os.path.join(a.traces, "measured.csv")) as f:
         measured = [r for r in csv.DictReader(f)
                     if r["variant"] in VARIANT_POLICY]
@@ -917,8 +926,8 @@ def timeout0(a):
     entry = poll_entry(measured, a.traces)
     os.makedirs(a.out, exist_ok=True)
     by = []
-    for extra in ((), ("--timeout0-rule",)):
-        priced, _ = replay(a, traces, entry, a.replay_arg + list(extra))
+    for opts in ((), tuple(extra)):
+        priced, _ = replay(a, traces, entry, a.replay_arg + list(opts))
         d = {}
         for p in priced:
             d.setdefault(p["trace"], {})[p["policy"]] = p
@@ -932,15 +941,15 @@ def timeout0(a):
         r = next(x for x in measured if x["trace"] == t)
         groups.setdefault((r["venue"], r["workload"], trace_source(t)),
                           []).append(t)
-    with open(os.path.join(a.out, "timeout0.md"), "w") as f:
+    out = os.path.join(a.out, name + ".md")
+    with open(out, "w") as f:
         f.write("Patches 1-13's policy in the replay, without and with "
-                "--timeout0-rule (the waits whose timeout was 0 left out "
-                "of its histogram), wakeup %d ns of CPU and %d ns of "
+                "%s, wakeup %d ns of CPU and %d ns of "
                 "latency, %d ns per polling iteration; largest ratio over "
                 "the traces, before -> after.\n\n"
                 "| venue | workload | traces | changed | %s |\n"
                 "|---|---|---|--:|%s\n"
-                % (a.wakeup_cpu, a.wakeup_latency, entry,
+                % (what, a.wakeup_cpu, a.wakeup_latency, entry,
                    " | ".join(x for x, _, _ in ratios),
                    "--:|" * len(ratios)))
         for (venue, wl, kind), ts in sorted(groups.items()):
@@ -954,7 +963,28 @@ def timeout0(a):
                 cells.append("%.2f -> %.2f" % tuple(x))
             f.write("| %s | %s | %s (%d) | %d | %s |\n"
                     % (venue, wl, kind, len(ts), changed, " | ".join(cells)))
-    print("evidence.py: wrote %s" % os.path.join(a.out, "timeout0.md"))
+    print("evidence.py: wrote %s" % out)
+
+
+def timeout0(a):
+    """counterfactual(): --timeout0-rule (patches 1-13's policy leaving out
+    the waits whose timeout was 0).  Writes DIR2/timeout0.md"""
+    counterfactual(a, ["--timeout0-rule"], "timeout0",
+                   "--timeout0-rule (the waits whose timeout was 0 left "
+                   "out of its histogram)")
+
+
+def calibrated(a):
+    """counterfactual(): patches 1-13's policy with its wakeup constants
+    set to the price of the replay (--policy-wakeup-cpu,
+    --policy-wakeup-latency), as a build calibrated to the host that
+    recorded the traces would have them.  Writes DIR2/calibrated.md"""
+    counterfactual(a, ["--policy-wakeup-cpu", str(a.wakeup_cpu),
+                       "--policy-wakeup-latency", str(a.wakeup_latency)],
+                   "calibrated",
+                   "its wakeup constants (AIO_POLL_WAKEUP_NS, "
+                   "AIO_POLL_WAKEUP_LATENCY_NS: 8000 and 10000 ns) set to "
+                   "the price below")
 
 
 def merge(old, new):
@@ -1174,7 +1204,8 @@ def main():
     v = sub.add_parser("validate")
     e = sub.add_parser("sensitivity")
     t = sub.add_parser("timeout0")
-    for p in (v, e, t):     # all replay the traces at a price
+    k = sub.add_parser("calibrated")
+    for p in (v, e, t, k):  # all replay the traces at a price
         p.add_argument("--traces", required=True)
         p.add_argument("--replay", required=True)
         p.add_argument("--out", required=True)
@@ -1224,6 +1255,9 @@ def main():
         return 0
     if a.cmd == "timeout0":
         timeout0(a)
+        return 0
+    if a.cmd == "calibrated":
+        calibrated(a)
         return 0
     return validate(a)
 
