@@ -42,15 +42,17 @@ EOF
 # priced_case OUT NAME CPU LAT ROWS [ARGS...]: the priced replay of
 # tests/NAME.trace at a wakeup of CPU ns of CPU and LAT ns of latency, with
 # ARGS, keeping the header and the rows that match the regex ROWS, must
-# give tests/NAME.expected
+# give tests/NAME.expected; NAME may be TRACE@CASE, for another case of
+# tests/TRACE.trace
 priced_case() {
     local out=$1 name=$2 cpu=$3 lat=$4 rows=$5
     shift 5
     (cd "$REPLAY_DIR" && "$out/aio-poll-replay" --priced "$@" \
-        --wakeup-cpu "$cpu" --wakeup-latency "$lat" "tests/$name.trace" |
+        --wakeup-cpu "$cpu" --wakeup-latency "$lat" "tests/${name%@*}.trace" |
         grep -E "^trace,|$rows" > "$out/$name.csv") &&
         diff -u "$REPLAY_DIR/tests/$name.expected" "$out/$name.csv" ||
-        die "replay: the priced replay of tests/$name.trace changed"
+        die "replay: the priced replay of tests/${name%@*}.trace" \
+            "no longer gives tests/$name.expected"
 }
 
 cmd_replay() {
@@ -145,6 +147,9 @@ cmd_replay() {
     # of a wakeup than the tree's constant (not a patch of the series)
     priced_case "$out" priced-policywakeup 20000 10000 ',new-w3,' \
         --weights 3 --policy-wakeup-cpu 20000
+    # ... and --policy-wakeup-latency
+    priced_case "$out" priced-policywakeup@latency 20000 10000 ',new-w3,' \
+        --weights 3 --policy-wakeup-latency 20000
 
     # The model of 10.2.2 must reproduce recorded unpatched runs exactly
     local checks=()

@@ -401,14 +401,13 @@ static bool after_recorded = true;
  * --policy-wakeup-cpu, --policy-wakeup-latency: the policy of patches 9-13
  * with these in place of the tree's AIO_POLL_WAKEUP_NS and
  * AIO_POLL_WAKEUP_LATENCY_NS, as a build calibrated to the host that
- * recorded the trace would have them.  The real aio_adjust_polling_time(),
- * compiled with the tree's, is then not run beside the pure functions.  Not
- * a patch of the series: what such a calibration would change, in the
- * model.
+ * recorded the trace would have them.  Where they differ from the tree's,
+ * the real aio_adjust_polling_time(), compiled with the tree's, is not run
+ * beside the pure functions.  Not a patch of the series: what such a
+ * calibration would change, in the model.
  */
 static int64_t policy_wakeup_ns = AIO_POLL_WAKEUP_NS;
 static int64_t policy_latency_ns = AIO_POLL_WAKEUP_LATENCY_NS;
-static bool policy_constants;
 
 static void trace_stalls(Trace *tr)
 {
@@ -995,7 +994,8 @@ static void new_adjust(Sim *s, uint64_t fired, int64_t block_ns, bool slept,
         s->poll_ns = aio_poll_hist_best(&s->hist, s->p->max_ns,
                                         policy_wakeup_ns);
     }
-    if (policy_constants) {
+    if (policy_wakeup_ns != AIO_POLL_WAKEUP_NS ||
+        policy_latency_ns != AIO_POLL_WAKEUP_LATENCY_NS) {
         return;     /* the real one has the tree's constants */
     }
 
@@ -2193,8 +2193,8 @@ static void usage(FILE *f)
 "                   the policy of patches 9-13 with these in place of\n"
 "                   the tree's AIO_POLL_WAKEUP_NS and\n"
 "                   AIO_POLL_WAKEUP_LATENCY_NS (a build calibrated to the\n"
-"                   host); the real aio_adjust_polling_time() is then\n"
-"                   not run beside it\n"
+"                   host); where they differ, the real\n"
+"                   aio_adjust_polling_time() is not run beside it\n"
 "  --wakeup-cpu NS  CPU time of one blocking wakeup (default %d)\n"
 "  --wakeup-latency NS\n"
 "                   latency of one blocking wakeup (default %d)\n"
@@ -2342,11 +2342,9 @@ int main(int argc, char **argv)
             break;
         case 'U':
             policy_wakeup_ns = parse_num("--policy-wakeup-cpu", optarg);
-            policy_constants = true;
             break;
         case 'V':
             policy_latency_ns = parse_num("--policy-wakeup-latency", optarg);
-            policy_constants = true;
             break;
         case 'E':
             price.entry_ns = parse_num("--poll-entry", optarg);
