@@ -93,6 +93,9 @@ Options:
   --disk-mib N             size of the data disk file (default 256)
   --iter-trace             record each run's iteration trace (builds with
                            harness/replay/iter_trace.py only; ./apw evidence)
+  --sched-wakeups          with --iter-trace, also the kernel's sched_waking
+                           events of the IOThreads (tracefs; root): when
+                           the event that ended a slept wait came
   --watchdog S             a boot, job or power-off that takes S s more
                            than the runtime is a hang: it is killed, its
                            device state saved, and retried once (default 120)
@@ -245,7 +248,7 @@ cmd_bench() {
     local venue=both variants=$BENCH_ALL_VARIANTS runs=3 warmup=1 runtime=10
     local workloads=sat,rate full= rate=1340,2000 aio=native cache=direct mib=256
     local watchdog=120 fio_args= out= report_only= dry= custom=() specs=() v spec dir
-    local iter_trace= pin=none round_major=
+    local iter_trace= pin=none round_major= sched_wakeups=
     BENCH_BASE_DIR=$BW/base/build-all
     BENCH_SERIES_DIR=$BW/series/build-all
     while [ $# -gt 0 ]; do
@@ -265,6 +268,7 @@ cmd_bench() {
         --cache) cache=${2:?}; shift ;;
         --fio-args) fio_args=${2?}; shift ;;
         --iter-trace) iter_trace=--iter-trace ;;
+        --sched-wakeups) sched_wakeups=--sched-wakeups ;;
         --pin) pin=${2:?}; shift ;;
         --round-major) round_major=--round-major ;;
         --disk-mib) mib=${2:?}; shift ;;
@@ -388,7 +392,7 @@ cmd_bench() {
         --runs "$runs" --warmup "$warmup" --runtime "$runtime" \
         --workloads "$workloads" $full --watchdog "$watchdog" \
         --rate-iops-guest "${rate%%,*}" --rate-iops-nbd "${rate##*,}" \
-        --aio "$aio" --cache "$cache" --fio-args="$fio_args" --disk "$disk" $iter_trace \
+        --aio "$aio" --cache "$cache" --fio-args="$fio_args" --disk "$disk" $iter_trace $sched_wakeups \
         --disks "$disks" --pin "$pin" $round_major \
         --kernel "$(bench_first "$APW_CACHE/guest/vmlinux" "$APW_CACHE/guest/vmlinuz")" \
         --initrd "$APW_CACHE/guest/initramfs.cpio" \

@@ -47,6 +47,11 @@ Options:
                   guest on one IOThread, what the committed recordings hold)
   --pin MODE      the benchmark's --pin: none (default, what the
                   committed recordings used), split or swap
+  --sched-wakeups the kernel's sched_waking events of the IOThreads too
+                  (tracefs, root): each slept wait's trace line gets the
+                  time its event came (complete.py --wakeups), where the
+                  replay places it instead of the wait's end less the
+                  price's latency
   --out DIR       output (default work/BASE/evidence/<timestamp>)
   --save          copy the traces, measured.csv and the tables into
                   harness/replay/traces/complete/ and results/ (what
@@ -171,7 +176,7 @@ replay_tool() {
 
 cmd_evidence() {
     local runs=2 runtime=4 venue=guest,nbd,guest8 out= save= add= from= irq=
-    local pin=none variants=floor,unpatched,w1,w2,w3,w4,new
+    local pin=none variants=floor,unpatched,w1,w2,w3,w4,new wake=
     local price cpu lat bench v
     local -a vargs=()
     while [ $# -gt 0 ]; do
@@ -181,6 +186,7 @@ cmd_evidence() {
         --venue) venue=${2:?}; shift ;;
         --variants) variants=${2:?}; shift ;;
         --pin) pin=${2:?}; shift ;;
+        --sched-wakeups) wake=--sched-wakeups ;;
         --out) out=${2:?}; shift ;;
         --save) save=1 ;;
         --add) add=1 ;;
@@ -255,7 +261,7 @@ cmd_evidence() {
         bench=$out/bench
         (flock -x 9
          cmd_bench --variants "" --iter-trace --runs "$runs" --warmup 0 \
-             --runtime "$runtime" --venue "$venue" --pin "$pin" \
+             --runtime "$runtime" --venue "$venue" --pin "$pin" $wake \
              --out "$bench" "${vargs[@]}"
         ) 9>/tmp/apw-cpu.lock || die "evidence: the benchmark failed"
     fi

@@ -401,6 +401,73 @@ def iter_trace_args(a, rundir, opt):
             os.path.join(rundir, "iter-trace.log")]
 
 
+# ------------------------------------------------- --sched-wakeups
+
+TRACEFS = "/sys/kernel/tracing"
+
+
+class SchedWakeups:
+    """--sched-wakeups: the kernel's sched_waking events of the IOThreads,
+    with the CLOCK_MONOTONIC of the iteration trace (trace_clock mono).
+    The event that ends a wait that slept wakes the thread: a completion's
+    interrupt, a vCPU's eventfd write, fio's request on the socket; its
+    sched_waking is that event's time, which the iteration trace cannot
+    see (complete.py --wakeups joins the two).  One run at a time: the
+    tracing instance is the system's."""
+
+    def __init__(self, a, rundir):
+        self.on = bool(getattr(a, "sched_wakeups", False))
+        self.path = os.path.join(rundir, "sched-wakeups.txt")
+        self.started = False
+
+    def _w(self, name, text):
+        with open(os.path.join(TRACEFS, name), "w") as f:
+            f.write(text)
+
+    def start(self, tids):
+        if not self.on or self.started:
+            return
+        if not os.path.isdir(os.path.join(TRACEFS, "events")):
+            subprocess.run(["mount", "-t", "tracefs", "nodev", TRACEFS],
+                           check=False, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+        ev = "events/sched/sched_waking/"
+        self._w("tracing_on", "0")
+        self._w(ev + "enable", "0")
+        self._w("trace_clock", "mono")
+        self._w("buffer_size_kb", "32768")
+        self._w(ev + "filter", " || ".join("pid == %d" % t for t in tids))
+        self._w("trace", "")
+        self._w(ev + "enable", "1")
+        self._w("tracing_on", "1")
+        self.started = True
+
+    def stop(self):
+        """stop and write the events, with each CPU buffer's overrun (lost
+        events) in a header line; a no-op unless started"""
+        if not self.started:
+            return
+        self.started = False
+        ev = "events/sched/sched_waking/"
+        self._w("tracing_on", "0")
+        self._w(ev + "enable", "0")
+        lost = 0
+        for st in glob.glob(os.path.join(TRACEFS, "per_cpu/cpu*/stats")):
+            with open(st) as f:
+                for line in f:
+                    if line.startswith("overrun:"):
+                        lost += int(line.split()[1])
+        with open(os.path.join(TRACEFS, "trace")) as src, \
+                open(self.path, "w") as dst:
+            dst.write("# apw sched-wakeups: clock mono, overrun %d\n" % lost)
+            for line in src:
+                if "sched_waking:" in line:
+                    dst.write(line)
+        self._w(ev + "filter", "0")
+        self._w("trace", "")
+        self._w("buffer_size_kb", "1408")
+
+
 def load1():
     with open("/proc/loadavg") as f:
         return f.read().split()[0]
@@ -561,6 +628,7 @@ class GuestBoot:
         self.tid = None    # the IOThreads' thread ids, a list once known
         self.proc = None
         self.hung_phase = None
+        self.wakeups = SchedWakeups(a, rundir)
 
     def cmdline(self):
         a, v = self.a, self.v
@@ -685,6 +753,7 @@ class GuestBoot:
                 dump_device_state(self.qmp_path, os.path.join(
                     self.rundir, "hang-state.json"))
             kill_proc(self.proc)
+            self.wakeups.stop()
             t.join(timeout=5)
             console.close()
             stderr.close()
@@ -723,6 +792,7 @@ class GuestBoot:
                 raise RuntimeError("cannot find IOThread %s's thread" % n)
             tids.append(by_name or q)
         self.tid = tids
+        self.wakeups.start(tids)
         if self.a.pin != "none":
             pin_threads(vcpus, tids, os.path.join(self.rundir, "pin.json"),
                         self.a.pin == "swap")
@@ -787,6 +857,7 @@ class NbdDaemon:
         self.pidfile = os.path.join(sockdir, "qsd.pid")
         self.proc = None
         self.tid = None
+        self.wakeups = SchedWakeups(a, rundir)
 
     def start(self):
         a, v = self.a, self.v
@@ -818,6 +889,7 @@ class NbdDaemon:
                 raise RuntimeError("qemu-storage-daemon did not come up")
             time.sleep(0.05)
         self.tid = self.find_iothread()
+        self.wakeups.start([self.tid])
 
     def find_iothread(self):
         """qemu-storage-daemon names all its threads alike.  The idle
@@ -902,6 +974,7 @@ class NbdDaemon:
         return row
 
     def stop(self):
+        self.wakeups.stop()
         if self.proc and self.proc.poll() is None:
             self.proc.terminate()
             try:
@@ -1132,6 +1205,10 @@ def main():
     ap.add_argument("--iter-trace", action="store_true",
                     help="record the iteration trace of a build with "
                     "harness/replay/iter_trace.py in each run's folder")
+    ap.add_argument("--sched-wakeups", action="store_true",
+                    help="with --iter-trace: the kernel's sched_waking "
+                    "events of the IOThreads in each run's folder "
+                    "(sched-wakeups.txt; tracefs, root)")
     ap.add_argument("--fio-args", default="",
                     help="extra fio options for every job (no spaces inside one)")
     ap.add_argument("--disk", required=True)

@@ -124,6 +124,67 @@ class Parsing(unittest.TestCase):
         self.assertGreaterEqual((o1 - o0) * 1000.0 / run.CLK_TCK, 300)
 
 
+class SchedWakeupsTest(unittest.TestCase):
+    """--sched-wakeups, on a stand-in for tracefs: the filter names the
+    IOThreads, the events are kept with the CPUs' lost events in a header
+    line, and everything is set back; off, it touches nothing"""
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.fs = os.path.join(self.dir.name, "tracing")
+        ev = os.path.join(self.fs, "events/sched/sched_waking")
+        os.makedirs(ev)
+        for k in (0, 1):
+            os.makedirs(os.path.join(self.fs, "per_cpu/cpu%d" % k))
+            with open(os.path.join(self.fs, "per_cpu/cpu%d/stats" % k),
+                      "w") as f:
+                f.write("entries: 3\noverrun: %d\n" % (2 * k))
+        self.old, run.TRACEFS = run.TRACEFS, self.fs
+
+    def tearDown(self):
+        run.TRACEFS = self.old
+        self.dir.cleanup()
+
+    def read(self, name):
+        with open(os.path.join(self.fs, name)) as f:
+            return f.read()
+
+    def test_start_stop(self):
+        class A:
+            sched_wakeups = True
+        w = run.SchedWakeups(A(), self.dir.name)
+        w.start([41, 42])
+        self.assertEqual(self.read("events/sched/sched_waking/filter"),
+                         "pid == 41 || pid == 42")
+        self.assertEqual(self.read("trace_clock"), "mono")
+        self.assertEqual(self.read("events/sched/sched_waking/enable"), "1")
+        with open(os.path.join(self.fs, "trace"), "w") as f:
+            f.write("# tracer: nop\n"
+                    "  IO io1-41 [001] d..2. 7.000011: sched_waking: "
+                    "comm=IO io1 pid=41 prio=120 target_cpu=001\n")
+        w.stop()
+        with open(os.path.join(self.dir.name, "sched-wakeups.txt")) as f:
+            lines = f.read().splitlines()
+        self.assertEqual(lines[0], "# apw sched-wakeups: clock mono, "
+                         "overrun 2")
+        self.assertEqual(len(lines), 2)
+        self.assertIn("7.000011: sched_waking", lines[1])
+        self.assertEqual(self.read("events/sched/sched_waking/enable"), "0")
+        self.assertEqual(self.read("events/sched/sched_waking/filter"), "0")
+        self.assertEqual(self.read("tracing_on"), "0")
+        w.stop()    # a second stop does nothing
+
+    def test_off(self):
+        class A:
+            sched_wakeups = False
+        w = run.SchedWakeups(A(), self.dir.name)
+        w.start([41])
+        w.stop()
+        self.assertFalse(os.path.exists(os.path.join(self.fs, "trace_clock")))
+        self.assertFalse(os.path.exists(os.path.join(self.dir.name,
+                                                     "sched-wakeups.txt")))
+
+
 class Guest(unittest.TestCase):
     def test_module_order(self):
         def ko(dep):

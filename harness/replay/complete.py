@@ -53,6 +53,15 @@ aio-poll-replay --priced reads:
   handlers  the polled handlers that were ready, as ids in order of first
             appearance, comma separated; '-' for none
 
+With --wakeups (the IOThread's sched_waking events, `./apw evidence
+--sched-wakeups`, one IOThread), each line has a tenth field:
+
+  arrive_ns if the wait slept, when the event that ended it came, from the
+            start of aio_poll(): the last time the kernel woke the thread
+            within the fd wait (the trace's clock, to the microsecond the
+            tracer prints, taken at its middle and kept within the wait);
+            -1 where the wait did not sleep or no wakeup was found in it
+
 Measured over the same iterations (--json, and printed): iterations,
 polling_ns (time from aio_poll()'s start to the end of try_poll_mode()),
 polling_cpu_ns (the thread's CPU time over the same span: polling without
@@ -61,6 +70,7 @@ the time the thread was preempted; null for logs without cpu_poll), caught
 """
 
 import argparse
+import bisect
 import gzip
 import io
 import json
@@ -115,6 +125,43 @@ def parse(path):
     return per_ctx
 
 
+WAKE = re.compile(r"\s(\d+)\.(\d{6}):\s+sched_waking:.*\bpid=(\d+)")
+
+
+def parse_wakeups(path):
+    """(sorted times in ns of the start of the microsecond of each
+    sched_waking line of @path, events the tracer lost)"""
+    times, lost = [], 0
+    with open(path, errors="replace") as f:
+        for line in f:
+            if line.startswith("#"):
+                m = re.search(r"overrun (\d+)", line)
+                lost += int(m.group(1)) if m else 0
+                continue
+            m = WAKE.search(line)
+            if m:
+                times.append(int(m.group(1)) * 1000000000 +
+                             int(m.group(2)) * 1000)
+    times.sort()
+    return times, lost
+
+
+def arrival(wakes, t_poll, t_wait):
+    """(when the event of a wait that slept from @t_poll to @t_wait came,
+    the wakeups within it): the last wakeup in it, the middle of its
+    microsecond, kept within the wait; None if there is none"""
+    hi = bisect.bisect_right(wakes, t_wait)
+    lo = bisect.bisect_right(wakes, t_poll - 1000)
+    if hi <= lo:
+        return None, 0
+    return min(max(wakes[hi - 1] + 500, t_poll + 1), t_wait), hi - lo
+
+
+def percentile(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else None
+
+
 def poll_cap(pns, cap):
     """how long try_poll_mode() polled for, caught nothing aside"""
     if pns is None:
@@ -122,9 +169,12 @@ def poll_cap(pns, cap):
     return pns if cap is None or cap < 0 else min(pns, cap)
 
 
-def complete(iters, window, sleep_ns):
+def complete(iters, window, sleep_ns, wakes=None):
+    """(trace lines, measured figures); @wakes: parse_wakeups()'s times,
+    which add each line's arrive_ns"""
     ids = {}
     lines = []
+    lat = []
     # The thread's CPU time in try_poll_mode() when it did not poll (the
     # clock reads and the checks before polling) is what every iteration
     # pays, polling or not; what an iteration that polled and caught
@@ -143,7 +193,8 @@ def complete(iters, window, sleep_ns):
             "poll_entry_ns": int(sum(entry) / len(entry)) if entry else None,
             "polled_iterations": len(entry),
             "caught": 0, "slept": 0, "need_wait": 0,
-            "ends": {"p": 0, "f": 0, "t": 0}}
+            "ends": {"p": 0, "f": 0, "t": 0},
+            "wake_found": 0, "wake_multi": 0}
     for t0, t_poll, t_wait, cpu_poll, vcsw, cap, pns, caught, bh, nw, \
             nodes in iters:
         polled = sorted({ids.setdefault(n, len(ids)) for n, p in nodes if p})
@@ -162,12 +213,21 @@ def complete(iters, window, sleep_ns):
         if caught and cpu_poll is not None:
             # what polling took to catch it, without preemption
             wait = min(wait, max(cpu_poll - base, 0))
-        lines.append("i %d %s %d %s %d %d %d %d\n" % (
+        arrive = ""
+        if wakes is not None:
+            t, k = arrival(wakes, t_poll, t_wait) if slept else (None, 0)
+            arrive = " %d" % (-1 if t is None else t - t0)
+            if slept:
+                meas["wake_found"] += t is not None
+                meas["wake_multi"] += k > 1
+                if t is not None:
+                    lat.append(t_wait - t)
+        lines.append("i %d %s %d %s %d %d %d %d%s\n" % (
             wait, end, 2 if caught else int(slept),
             ",".join(map(str, polled)) or "-",
             (t_wait if caught else t_poll) - t0,
             -1 if cap is None else cap, -1 if pns is None else pns,
-            int(nw)))
+            int(nw), arrive))
         if pns is not None:
             meas["set_min"] = pns if meas["set_min"] is None \
                 else min(meas["set_min"], pns)
@@ -182,6 +242,11 @@ def complete(iters, window, sleep_ns):
         meas["need_wait"] += nw
         meas["ends"][end] += 1
     meas["handlers"] = len(ids)
+    if wakes is not None:
+        # from the event's wakeup to the end of the fd wait: the latency
+        # of the slept waits' wakeups
+        for q in (10, 50, 90):
+            meas["wake_latency_p%d_ns" % q] = percentile(lat, q / 100)
     return lines, meas
 
 
@@ -202,6 +267,9 @@ def main():
     ap.add_argument("--ctx-rank", type=int, default=0,
                     help="take the AioContext with the K-th most blocking "
                     "iterations (0, the default: the most)")
+    ap.add_argument("--wakeups", metavar="FILE",
+                    help="the IOThread's sched_waking events (run.py "
+                    "--sched-wakeups): add each line's arrive_ns")
     ap.add_argument("--idle-poll", action="store_true",
                     help="the run was 10.2.2's policy: write the least "
                     "polling time it set as '# idle-poll-ns', the time of "
@@ -218,7 +286,13 @@ def main():
         sys.exit("complete.py: %s has %d AioContexts with blocking "
                  "iterations, no rank %d" % (a.log, len(ranked), a.ctx_rank))
     ctx, iters = ranked[a.ctx_rank]
-    lines, meas = complete(iters, a.window, a.sleep_ns)
+    wakes = None
+    if a.wakeups:
+        wakes, lost = parse_wakeups(a.wakeups)
+        if lost:
+            sys.exit("complete.py: the tracer lost %d events of %s" % (
+                lost, a.wakeups))
+    lines, meas = complete(iters, a.window, a.sleep_ns, wakes)
     if not lines:
         sys.exit("complete.py: no iteration of %s in the window" % ctx)
     meas["ios"] = a.ios
@@ -231,7 +305,8 @@ def main():
         with opener(a.out, "wt") as f:
             f.write("# aio-poll-replay complete trace: "
                     "i <wait_ns> <end> <woken> <handlers> <polled_ns> "
-                    "<cap_ns> <set_ns> <nw>\n")
+                    "<cap_ns> <set_ns> <nw>%s\n" % (
+                        " <arrive_ns>" if wakes is not None else ""))
             for h in a.header:
                 f.write("# %s\n" % h)
             f.write("# from %d blocking iterations of AioContext %s%s; "
@@ -252,6 +327,13 @@ def main():
               a.out or a.log, meas["iterations"], meas["ends"]["p"],
               meas["ends"]["f"], meas["ends"]["t"], meas["handlers"],
               meas["polling_ns"] / 1e6, meas["caught"], meas["slept"]))
+    if wakes is not None:
+        print("complete.py: %d of %d slept waits with their wakeup (%d "
+              "with more than one); wakeup to the end of the wait: p10 %s, "
+              "median %s, p90 %s ns" % (
+                  meas["wake_found"], meas["slept"], meas["wake_multi"],
+                  meas["wake_latency_p10_ns"], meas["wake_latency_p50_ns"],
+                  meas["wake_latency_p90_ns"]))
 
 
 if __name__ == "__main__":

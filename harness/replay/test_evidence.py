@@ -104,6 +104,63 @@ class CompleteNeedWait(unittest.TestCase):
         self.assertEqual(m["need_wait"], 2)
 
 
+class CompleteWakeups(unittest.TestCase):
+    """--wakeups: a slept wait's arrive_ns is the last sched_waking within
+    its fd wait (the middle of its microsecond, kept within the wait); -1
+    where none is in it; a wait that did not sleep gets -1 whatever the
+    tracer saw; lost events are a clear error"""
+
+    def run_complete(self, d, waking, header="# apw sched-wakeups: clock "
+                     "mono, overrun 0\n"):
+        log, out = os.path.join(d, "l.log"), os.path.join(d, "t.trace")
+        wk, js = os.path.join(d, "w.txt"), os.path.join(d, "m.json")
+        with open(log, "w") as f:
+            # t0 of the iterations: 1.000010 s, 1.000110 s, 1.000210 s;
+            # each polls 100 ns and waits until t0 + 5000 ns; the third
+            # caught its event by polling
+            for k in range(3):
+                f.write("aio_poll_ready ctx 0xa node 0x1 polled 1\n")
+                f.write(iter_line("0xa", 1000010000 + k * 100000,
+                                  caught=int(k == 2)))
+        with open(wk, "w") as f:
+            f.write(header)
+            for us in waking:
+                f.write("  IO io1-7 [001] d..2. 1.%06d: sched_waking: "
+                        "comm=IO io1 pid=42 prio=120 target_cpu=001\n" % us)
+        r = subprocess.run([sys.executable, COMPLETE, log, "--out", out,
+                            "--json", js, "--wakeups", wk],
+                           capture_output=True, text=True)
+        if r.returncode:
+            return r.stderr, None
+        with open(out) as f:
+            arr = [int(line.split()[9]) for line in f
+                   if line.startswith("i ")]
+        with open(js) as f:
+            return arr, json.load(f)
+
+    def test_wakeups(self):
+        with tempfile.TemporaryDirectory() as d:
+            # the first wait: two wakeups in it (the last counts) and one
+            # before it; the second: none in it; the third did not sleep
+            arr, m = self.run_complete(d, [5, 11, 13, 212])
+        self.assertEqual(arr, [3500, -1, -1])
+        self.assertEqual((m["wake_found"], m["wake_multi"]), (1, 1))
+        self.assertEqual(m["wake_latency_p50_ns"], 1500)
+
+    def test_clamped(self):
+        with tempfile.TemporaryDirectory() as d:
+            # printed 1.000015 s, the last microsecond of the first wait:
+            # its middle is past the wait's end, kept at the end
+            arr, _ = self.run_complete(d, [15])
+        self.assertEqual(arr, [5000, -1, -1])
+
+    def test_lost(self):
+        with tempfile.TemporaryDirectory() as d:
+            err, _ = self.run_complete(d, [13], "# apw sched-wakeups: "
+                                       "clock mono, overrun 7\n")
+        self.assertIn("the tracer lost 7 events", err)
+
+
 class CompleteBottomHalves(unittest.TestCase):
     """An iteration in which bottom halves ran and no handler was ready
     ends 'p' with no handler: no policy adjusts a handler for it (10.2.2
