@@ -143,6 +143,9 @@ cmd_replay() {
     # the replay prices it too (500 ns of entering and leaving poll mode)
     priced_case "$out" priced-afterrec 2000 5000 \
         ',(never-poll|poll-to-max|best-fixed|optimum),' --poll-entry 500
+    # ... the kernel's wakeup of a slept wait (arrive_ns) places its event
+    priced_case "$out" priced-arrive 4000 5000 \
+        ',(never-poll|poll-to-max|best-fixed|optimum),' --poll-entry 0
     # ... --policy-wakeup-cpu: the policy of patches 9-13 with another price
     # of a wakeup than the tree's constant (not a patch of the series)
     priced_case "$out" priced-policywakeup 20000 10000 ',new-w3,' \

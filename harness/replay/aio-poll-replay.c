@@ -141,6 +141,8 @@ typedef struct {
     int64_t cap;        /* complete traces: the most any policy could poll */
     int64_t set;        /* complete traces: the recorded policy's poll time */
     bool need_wait;     /* complete traces: no policy could poll */
+    int64_t arrive;     /* complete traces: when the event of a slept wait
+                           came, if the kernel's wakeup was recorded; or -1 */
     int64_t stall;      /* complete traces: held past the polling, see
                            trace_stalls() */
 } Iter;
@@ -266,8 +268,8 @@ static void trace_free(Trace *tr)
 static void parse_iter_line(const char *p, const char *name, unsigned lineno,
                             GArray *iters, Trace *tr)
 {
-    /* polled_ns, cap_ns, set_ns, nw */
-    long long gap, opt[4] = { 0, -1, -1, 0 };
+    /* polled_ns, cap_ns, set_ns, nw, arrive_ns */
+    long long gap, opt[5] = { 0, -1, -1, 0, -1 };
     char end, hs[512];
     int woken, n = 0, m, j;
     bool bad;
@@ -284,7 +286,16 @@ static void parse_iter_line(const char *p, const char *name, unsigned lineno,
     if (bad || gap < 0 || gap > INT64_MAX / 4 ||
         woken < 0 || woken > 2 || !strchr("pft", end)) {
         fail("%s:%u: expected 'i <wait_ns> p|f|t 0|1|2 <handlers>|- "
-             "[<polled_ns> [<cap_ns> [<set_ns> [0|1]]]]'", name, lineno);
+             "[<polled_ns> [<cap_ns> [<set_ns> [0|1 [<arrive_ns>]]]]]'",
+             name, lineno);
+    }
+    if (opt[4] >= 0 && woken != 1) {
+        fail("%s:%u: arrive_ns %lld for a wait that did not sleep", name,
+             lineno, opt[4]);
+    }
+    if (opt[4] >= 0 && (opt[4] > gap || opt[4] < opt[0])) {
+        fail("%s:%u: arrive_ns %lld outside the slept wait (%lld to %lld "
+             "ns)", name, lineno, opt[4], opt[0], gap);
     }
     it.gap = gap;
     it.end = end == 'p' ? END_POLLED : end == 'f' ? END_FD : END_TIMER;
@@ -294,6 +305,7 @@ static void parse_iter_line(const char *p, const char *name, unsigned lineno,
     it.cap = opt[1];
     it.set = opt[2];
     it.need_wait = opt[3];
+    it.arrive = opt[4];
     /*
      * A wait whose timeout was 0 that found a handler ready without
      * polling: aio_poll() calls the fd monitor's wait() then only because
@@ -304,7 +316,7 @@ static void parse_iter_line(const char *p, const char *name, unsigned lineno,
      * recorded runs of patches 1-13 set says that they did not count these
      * waits (harness/replay/README.md).
      */
-    if (j == ARRAY_SIZE(opt) && !it.need_wait && it.cap == 0 &&
+    if (j >= 4 && !it.need_wait && it.cap == 0 &&
         woken == 0 && (end == 'f' || strcmp(hs, "-"))) {
         it.need_wait = true;
         tr->need_wait_inferred++;
@@ -1162,9 +1174,10 @@ static int gap_cmp(const void *a, const void *b);
  * that is more.
  *
  * In a complete trace a recorded wait that slept ended lat_ns after its
- * event came, so a = wait - lat_ns there, but not before the recorded run
- * stopped polling if a polled handler ended it; a timer ends the wait when
- * it expires, and otherwise a = wait.  A wait that the recorded run's
+ * event came, so a = wait - lat_ns there (or arrive_ns, when the kernel's
+ * wakeup of that wait was recorded: complete.py --wakeups), but not before
+ * the recorded run stopped polling if a polled handler ended it; a timer
+ * ends the wait when it expires, and otherwise a = wait.  A wait that the recorded run's
  * polling caught (woken 2) was not there when the wait began: a = wait,
  * and a policy that polls less sleeps for it; one that catches it too sees
  * block_ns = the recorded polling (wall clock), as the recorded run did.
@@ -1213,6 +1226,9 @@ static int64_t priced_reach(int64_t poll_ns, const Price *pr)
     return poll_ns ? poll_ns + pr->entry_ns : 0;
 }
 
+/* --no-arrivals: leave the traces' arrive_ns aside */
+static bool use_arrivals = true;
+
 static int64_t iter_arrival(const Iter *it, const Price *pr)
 {
     if (!it->woken || it->end == END_TIMER) {
@@ -1224,11 +1240,14 @@ static int64_t iter_arrival(const Iter *it, const Price *pr)
      * fd's, or it would have been there when the fd wait began, and the
      * thread would not have slept
      */
+    int64_t t = use_arrivals && it->arrive >= 0 ? it->arrive
+                                                : it->gap - pr->lat_ns;
+
     if (after_recorded && recorded_poll(it) > 0) {
-        return MAX(it->gap - pr->lat_ns,
-                   MAX(it->polled, priced_reach(recorded_poll(it), pr) + 1));
+        return MAX(t, MAX(it->polled,
+                          priced_reach(recorded_poll(it), pr) + 1));
     }
-    return MAX(it->gap - pr->lat_ns, it->polled);
+    return MAX(t, it->polled);
 }
 
 static int64_t priced_cpu(const Priced *r, const Price *pr)
@@ -2189,6 +2208,9 @@ static void usage(FILE *f)
 "                   at the end of its recorded polling, even where that\n"
 "                   is within the replay's price of the same polling\n"
 "                   time, as the replay did until 2026-12-04\n"
+"  --no-arrivals    place the event of a slept wait at the wait's end\n"
+"                   less the price's latency even where the trace has\n"
+"                   the kernel's wakeup of that wait (arrive_ns)\n"
 "  --policy-wakeup-cpu NS, --policy-wakeup-latency NS\n"
 "                   the policy of patches 9-13 with these in place of\n"
 "                   the tree's AIO_POLL_WAKEUP_NS and\n"
@@ -2258,6 +2280,7 @@ int main(int argc, char **argv)
         { "no-stalls", no_argument, NULL, 'S' },
         { "timeout0-rule", no_argument, NULL, 'T' },
         { "no-after-recorded", no_argument, NULL, 'A' },
+        { "no-arrivals", no_argument, NULL, 'N' },
         { "policy-wakeup-cpu", required_argument, NULL, 'U' },
         { "policy-wakeup-latency", required_argument, NULL, 'V' },
         { "help", no_argument, NULL, 'h' },
@@ -2339,6 +2362,9 @@ int main(int argc, char **argv)
             break;
         case 'A':
             after_recorded = false;
+            break;
+        case 'N':
+            use_arrivals = false;
             break;
         case 'U':
             policy_wakeup_ns = parse_num("--policy-wakeup-cpu", optarg);

@@ -74,9 +74,9 @@
       --traces) or all at one.  Writes FILE (markdown) and FILE with .csv
       for .md.
 
-  validate, sensitivity, timeout0 and calibrated pass each --replay-arg
-  on to every replay (e.g. --replay-arg=--no-after-recorded: the replay
-  before 2026-12-04).
+  validate, sensitivity, timeout0, calibrated and arrivals pass each
+  --replay-arg on to every replay (e.g. --replay-arg=--no-after-recorded:
+  the replay before 2026-12-04).
 
   evidence.py replicate FIRST SECOND --out FILE
       Two recordings' rounds.csv, judged the same way, cell by cell: a
@@ -92,6 +92,18 @@
       kind of trace, how many traces it changes and patches 1-13's
       largest ratios to the best fixed polling time, the optimum and
       10.2.2, before and after.  Writes DIR2/timeout0.md.
+
+  evidence.py arrivals --traces DIR --replay TOOL --out DIR2
+              [--wakeup-cpu NS --wakeup-latency NS]
+      For traces recorded with the kernel's wakeups (`./apw evidence
+      --sched-wakeups`: each slept wait's arrive_ns): every trace replayed
+      with the events of slept waits where the kernel woke the thread,
+      and with them at the wait's end less the price's latency
+      (--no-arrivals, how every earlier recording was replayed); per
+      venue, workload and kind of trace, the range of patches 1-13's
+      ratios to the optimum, the best fixed polling time and 10.2.2, each
+      way, and the wakeup latency the slept waits measured (the traces'
+      wakeups.csv).  Writes DIR2/arrivals.md.
 
   evidence.py calibrated --traces DIR --replay TOOL --out DIR2
               [--wakeup-cpu NS --wakeup-latency NS]
@@ -190,13 +202,17 @@ def convert_one(a, row, log, k, n):
     js = os.path.join(a.traces, name + ".json")
     # 10.2.2's runs: the polling time of handlers without events
     idle = ["--idle-poll"] if row["variant"] == "unpatched" else []
+    # --sched-wakeups: the events' own times (one IOThread: the file holds
+    # the wakeups of all of them)
+    wakes = os.path.join(os.path.dirname(log), "sched-wakeups.txt")
+    wake = ["--wakeups", wakes] if n == 1 and os.path.exists(wakes) else []
     part = (["--ctx-rank", str(k), "--header",
              "IOThread %d of %d by blocking iterations; I/Os, wakeups and "
              "CPU below are the whole run's" % (k + 1, n)] if n > 1 else [])
     subprocess.run(
         [sys.executable, COMPLETE, log, "--out", out, "--json", js,
          "--window", row["window_t0"], row["window_t1"],
-         "--ios", row["ios"], "--sleep-ns", str(a.sleep_ns)] + idle +
+         "--ios", row["ios"], "--sleep-ns", str(a.sleep_ns)] + idle + wake +
         ["--header", "%s %s, variant %s (%s), round %s: %s IOPS, "
          "mean latency %s us" % (row["venue"], row["workload"],
                                  row["variant"], row["props"] or
@@ -206,6 +222,8 @@ def convert_one(a, row, log, k, n):
     with open(js) as f:
         m = json.load(f)
     os.unlink(js)
+    if wake:
+        wake_row(a.traces, name, m)
     return {
         "venue": row["venue"], "workload": row["workload"],
         "variant": row["variant"], "round": row["round"],
@@ -228,8 +246,30 @@ def convert_one(a, row, log, k, n):
         "host_steal_ms": row.get("host_steal_ms", "")}
 
 
+WAKE_FIELDS = ["trace", "slept", "found", "multi", "latency_p10_ns",
+               "latency_p50_ns", "latency_p90_ns"]
+
+
+def wake_row(traces, name, m):
+    """append a run's sched_waking figures (complete.py's) to
+    @traces/wakeups.csv"""
+    path = os.path.join(traces, "wakeups.csv")
+    new = not os.path.exists(path)
+    with open(path, "a", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=WAKE_FIELDS)
+        if new:
+            w.writeheader()
+        w.writerow({"trace": name + ".trace.gz", "slept": m["slept"],
+                    "found": m["wake_found"], "multi": m["wake_multi"],
+                    "latency_p10_ns": m["wake_latency_p10_ns"],
+                    "latency_p50_ns": m["wake_latency_p50_ns"],
+                    "latency_p90_ns": m["wake_latency_p90_ns"]})
+
+
 def convert(a):
     os.makedirs(a.traces, exist_ok=True)
+    if os.path.exists(os.path.join(a.traces, "wakeups.csv")):
+        os.unlink(os.path.join(a.traces, "wakeups.csv"))
     rows = []
     with open(os.path.join(a.bench, "samples.csv")) as f:
         for row in csv.DictReader(f):
@@ -987,6 +1027,85 @@ def calibrated(a):
                    "the price below")
 
 
+def arrivals(a):
+    """the references with the kernel's wakeups and without them
+    (--no-arrivals); writes DIR2/arrivals.md"""
+    with open(os.path.join(a.traces, "measured.csv")) as f:
+        measured = [r for r in csv.DictReader(f)
+                    if r["variant"] in VARIANT_POLICY]
+    with open(os.path.join(a.traces, "wakeups.csv")) as f:
+        wake = {r["trace"]: r for r in csv.DictReader(f)}
+    traces = [r["trace"] for r in measured if r["trace"] in wake]
+    if not traces:
+        sys.exit("evidence.py: no trace of %s has the kernel's wakeups "
+                 "(record with ./apw evidence --sched-wakeups)" % a.traces)
+    entry = poll_entry(measured, a.traces)
+    os.makedirs(a.out, exist_ok=True)
+    by = []
+    for opts in ((), ("--no-arrivals",)):
+        priced, _ = replay(a, traces, entry, a.replay_arg + list(opts))
+        d = {}
+        for p in priced:
+            d.setdefault(p["trace"], {})[p["policy"]] = p
+        by.append(d)
+    ratios = [("x optimum", "optimum", "cpu_ns"),
+              ("x best fixed", "best-fixed", "cpu_ns"),
+              ("CPU x 10.2.2", "unpatched", "cpu_ns"),
+              ("latency x 10.2.2", "unpatched", "added_latency_ns")]
+    groups = {}
+    for t in traces:
+        r = next(x for x in measured if x["trace"] == t)
+        groups.setdefault((r["venue"], r["workload"], trace_source(t)),
+                          []).append(t)
+
+    def span(xs, fmt="%.2f"):
+        lo, hi = min(xs), max(xs)
+        return fmt % lo if fmt % lo == fmt % hi else \
+            (fmt + "-" + fmt) % (lo, hi)
+
+    out = os.path.join(a.out, "arrivals.md")
+    with open(out, "w") as f:
+        f.write("Patches 1-13's policy in the replay (weight 3) over the "
+                "references, with the event of each slept wait where the "
+                "kernel woke the thread (measured) and at the wait's end "
+                "less the price's latency (placed: --no-arrivals); wakeup "
+                "%d ns of CPU and %d ns of latency, %d ns per polling "
+                "iteration; range over the traces.  Wakeup latency: from "
+                "the kernel's wakeup to the end of the fd wait in the "
+                "slept waits (us; the median of the traces' medians, and "
+                "the range of their 10th and 90th percentiles).\n\n"
+                "| venue | workload | traces | slept waits with their "
+                "wakeup | wakeup latency: median (p10-p90) | %s |\n"
+                "|---|---|---|--:|--:|%s\n"
+                % (a.wakeup_cpu, a.wakeup_latency, entry,
+                   " | ".join("%s: measured / placed" % x
+                              for x, _, _ in ratios),
+                   "--:|" * len(ratios)))
+        for (venue, wl, kind), ts in sorted(groups.items()):
+            w = [wake[t] for t in ts]
+            found = sum(int(x["found"]) for x in w)
+            slept = sum(int(x["slept"]) for x in w)
+            p50 = sorted(int(x["latency_p50_ns"]) for x in w
+                         if x["latency_p50_ns"])
+            cells = []
+            for _, ref, col in ratios:
+                x = [[int(b[t]["new-w3"][col]) / max(int(b[t][ref][col]), 1)
+                      for t in ts] for b in by]
+                cells.append("%s / %s" % (span(x[0]), span(x[1])))
+            lat = "-"
+            if p50:
+                lat = "%.1f (%.1f-%.1f)" % (
+                    p50[len(p50) // 2] / 1000,
+                    min(int(x["latency_p10_ns"]) for x in w
+                        if x["latency_p10_ns"]) / 1000,
+                    max(int(x["latency_p90_ns"]) for x in w
+                        if x["latency_p90_ns"]) / 1000)
+            f.write("| %s | %s | %s (%d) | %d of %d | %s | %s |\n"
+                    % (venue, wl, kind, len(ts), found, slept, lat,
+                       " | ".join(cells)))
+    print("evidence.py: wrote %s" % out)
+
+
 def merge(old, new):
     """the rows of measured.csv @old of venues that @new has not, then
     @new's rows, written back to @old"""
@@ -1205,7 +1324,8 @@ def main():
     e = sub.add_parser("sensitivity")
     t = sub.add_parser("timeout0")
     k = sub.add_parser("calibrated")
-    for p in (v, e, t, k):  # all replay the traces at a price
+    w = sub.add_parser("arrivals")
+    for p in (v, e, t, k, w):  # all replay the traces at a price
         p.add_argument("--traces", required=True)
         p.add_argument("--replay", required=True)
         p.add_argument("--out", required=True)
@@ -1250,6 +1370,7 @@ def main():
         replicate(a)
         return 0
     a.replay = os.path.abspath(a.replay)
+    a.out = os.path.abspath(a.out)    # the replays run in the traces' folder
     if a.cmd == "sensitivity":
         sensitivity(a)
         return 0
@@ -1258,6 +1379,9 @@ def main():
         return 0
     if a.cmd == "calibrated":
         calibrated(a)
+        return 0
+    if a.cmd == "arrivals":
+        arrivals(a)
         return 0
     return validate(a)
 
