@@ -1103,7 +1103,67 @@ def arrivals(a):
             f.write("| %s | %s | %s (%d) | %d of %d | %s | %s |\n"
                     % (venue, wl, kind, len(ts), found, slept, lat,
                        " | ".join(cells)))
+        f.write(measured_latency_table(a.traces, measured, wake))
     print("evidence.py: wrote %s" % out)
+
+
+def kernel_latency(path):
+    """(the sum over the slept waits of a trace that have their wakeup,
+    timers aside, of the time from the wakeup to the end of the wait, and
+    the number of those waits)"""
+    total = n = 0
+    with gzip.open(path, "rt") as f:
+        for line in f:
+            w = line.split()
+            if w and w[0] == "i" and w[3] == "1" and len(w) > 9 and \
+                    int(w[9]) >= 0 and w[2] != "t":
+                total += int(w[1]) - int(w[9])
+                n += 1
+    return total, n
+
+
+def measured_latency_table(traces, measured, wake):
+    """arrivals.md's second table: the latency that the runs' wakeups
+    added as the kernel measured it (kernel_latency(), per I/O, each run's
+    traces summed), patches 1-13 over 10.2.2 and over patches 1-8 at
+    weight 3, paired within a round, with 95% intervals"""
+    figs = {}
+    for key, parts in group_runs([r for r in measured
+                                  if r["trace"] in wake]).items():
+        got = [kernel_latency(os.path.join(traces, r["trace"]))
+               for r in parts]
+        figs[key] = (sum(x for x, _ in got) / int(parts[0]["ios"]),
+                     sum(n for _, n in got) / int(parts[0]["ios"]))
+    text = ("\nThe latency that the wakeups added, as the kernel measured "
+            "it: per I/O, the sum over the slept waits (timers aside) of "
+            "the time from the wakeup to the end of the wait; patches "
+            "1-13 over each variant within a round, geometric mean [95% "
+            "interval], against 1.05x; beside it the same for the count "
+            "of those waits, and patches 1-13's mean latency per such "
+            "wait over the rounds (us).\n\n"
+            "| venue | workload | ratio | rounds | added latency | "
+            "slept waits | us per wakeup |\n|---|---|---|--:|---|---|--:|\n")
+    for venue, wl in sorted({(k[0], k[1]) for k in figs}):
+        rounds = sorted({k[3] for k in figs if k[:2] == (venue, wl)})
+        own = [figs[(venue, wl, "new", r)] for r in rounds
+               if (venue, wl, "new", r) in figs]
+        per = sum(x for x, _ in own) / max(sum(n for _, n in own), 1e-9)
+        for other, label in (("unpatched", "vs 10.2.2"),
+                             ("w3", "vs patches 1-8 w3")):
+            pairs = [(figs[(venue, wl, "new", r)],
+                      figs[(venue, wl, other, r)]) for r in rounds
+                     if (venue, wl, "new", r) in figs and
+                     (venue, wl, other, r) in figs and
+                     figs[(venue, wl, other, r)][1] > 0]
+            if not pairs:
+                continue
+            lat = stats.interval([x[0] / y[0] for x, y in pairs])
+            cnt = stats.interval([x[1] / y[1] for x, y in pairs])
+            text += "| %s | %s | %s | %d | %s %s | %s | %.1f |\n" % (
+                venue, wl, label, len(pairs), stats.fmt(lat, 2),
+                stats.verdict(lat, hi=1.05), stats.fmt(cnt, 2),
+                per / 1000)
+    return text
 
 
 def merge(old, new):
