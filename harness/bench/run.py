@@ -432,14 +432,20 @@ class SchedWakeups:
                            check=False, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
         ev = "events/sched/sched_waking/"
-        self._w("tracing_on", "0")
-        self._w(ev + "enable", "0")
-        self._w("trace_clock", "mono")
-        self._w("buffer_size_kb", "32768")
-        self._w(ev + "filter", " || ".join("pid == %d" % t for t in tids))
-        self._w("trace", "")
-        self._w(ev + "enable", "1")
-        self._w("tracing_on", "1")
+        try:
+            self._w("tracing_on", "0")
+            self._w(ev + "enable", "0")
+            self._w("trace_clock", "mono")
+            self._w("buffer_size_kb", "32768")
+            self._w(ev + "filter",
+                    " || ".join("pid == %d" % t for t in tids))
+            self._w("trace", "")
+            self._w(ev + "enable", "1")
+            self._w("tracing_on", "1")
+        except OSError as e:
+            raise RuntimeError("--sched-wakeups: cannot trace sched_waking "
+                               "through %s (root and tracefs needed): %s" %
+                               (TRACEFS, e))
         self.started = True
 
     def stop(self):

@@ -174,6 +174,16 @@ class SchedWakeupsTest(unittest.TestCase):
         self.assertEqual(self.read("tracing_on"), "0")
         w.stop()    # a second stop does nothing
 
+    def test_no_tracefs(self):
+        class A:
+            sched_wakeups = True
+        run.TRACEFS = os.path.join(self.dir.name, "none")
+        w = run.SchedWakeups(A(), self.dir.name)
+        with self.assertRaisesRegex(RuntimeError, "cannot trace "
+                                    "sched_waking through .*none"):
+            w.start([41])
+        w.stop()    # not started: nothing to stop
+
     def test_off(self):
         class A:
             sched_wakeups = False
