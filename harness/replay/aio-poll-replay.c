@@ -371,10 +371,11 @@ static int cmp_i64(const void *a, const void *b)
  * machine that can be a disk's completion interrupt handled on the polling
  * thread's CPU, whose 53-76 us the kernel counts as the thread's CPU time
  * (harness/wakeup/irq_charge.c), so that a policy that polls pays it; or a
- * preemption, which the kernel does not count.  The stall is the wall-clock time from aio_poll()'s start to the
- * end of polling, less the polling time set and less the median of that
- * time over the iterations that did not poll (clock reads and checks); the
- * same as trace_stalls() of harness/replay/evidence.py.  Traces without the
+ * preemption, which the kernel does not count.  The stall is the
+ * wall-clock time from aio_poll()'s start to the end of polling, less the
+ * polling time set and less the median of that time over the iterations
+ * that did not poll (clock reads and checks); the same as trace_stalls()
+ * of harness/replay/evidence.py.  Traces without the
  * recorded polling and set times have none.
  */
 /*
@@ -1177,10 +1178,11 @@ static int gap_cmp(const void *a, const void *b);
  * event came, so a = wait - lat_ns there (or arrive_ns, when the kernel's
  * wakeup of that wait was recorded: complete.py --wakeups), but not before
  * the recorded run stopped polling if a polled handler ended it; a timer
- * ends the wait when it expires, and otherwise a = wait.  A wait that the recorded run's
- * polling caught (woken 2) was not there when the wait began: a = wait,
- * and a policy that polls less sleeps for it; one that catches it too sees
- * block_ns = the recorded polling (wall clock), as the recorded run did.
+ * ends the wait when it expires, and otherwise a = wait.  A wait that the
+ * recorded run's polling caught (woken 2) was not there when the wait
+ * began: a = wait, and a policy that polls less sleeps for it; one that
+ * catches it too sees block_ns = the recorded polling (wall clock), as the
+ * recorded run did.
  * No policy polls longer than the iteration's cap (the wait's timeout, 0
  * when bottom halves are pending or the fd monitor needs a wait first); a
  * timer wait that polling reaches the cap of ends without sleeping.
@@ -1231,6 +1233,8 @@ static bool use_arrivals = true;
 
 static int64_t iter_arrival(const Iter *it, const Price *pr)
 {
+    int64_t t;
+
     if (!it->woken || it->end == END_TIMER) {
         return it->gap;     /* a timer's wait ends when it expires */
     }
@@ -1240,9 +1244,7 @@ static int64_t iter_arrival(const Iter *it, const Price *pr)
      * fd's, or it would have been there when the fd wait began, and the
      * thread would not have slept
      */
-    int64_t t = use_arrivals && it->arrive >= 0 ? it->arrive
-                                                : it->gap - pr->lat_ns;
-
+    t = use_arrivals && it->arrive >= 0 ? it->arrive : it->gap - pr->lat_ns;
     if (after_recorded && recorded_poll(it) > 0) {
         return MAX(t, MAX(it->polled,
                           priced_reach(recorded_poll(it), pr) + 1));
