@@ -55,6 +55,20 @@ priced_case() {
             "no longer gives tests/$name.expected"
 }
 
+# refused_case OUT LINE MESSAGE: the priced replay must refuse a trace of
+# the one line LINE with an error that says MESSAGE, and read nothing
+refused_case() {
+    local out=$1 line=$2 msg=$3
+    printf '%s\n' "$line" > "$out/refused.trace"
+    if "$out/aio-poll-replay" --priced "$out/refused.trace" \
+        > "$out/refused.csv" 2> "$out/refused.err"; then
+        die "replay: a trace line '$line' was not refused"
+    fi
+    grep -qF "$msg" "$out/refused.err" && [ ! -s "$out/refused.csv" ] ||
+        die "replay: '$line' was refused without saying '$msg':" \
+            "$(cat "$out/refused.err")"
+}
+
 cmd_replay() {
     local build=$BW/series/build-all out=$BW/replay src=
     while [ $# -gt 0 ]; do
@@ -146,6 +160,14 @@ cmd_replay() {
     # ... the kernel's wakeup of a slept wait (arrive_ns) places its event
     priced_case "$out" priced-arrive 4000 5000 \
         ',(never-poll|poll-to-max|best-fixed|optimum),' --poll-entry 0
+    # ... and refuses one outside the slept wait, or on a wait that did
+    # not sleep
+    refused_case "$out" "i 20000 p 1 0 0 -1 0 0 25000" \
+        "arrive_ns 25000 outside the slept wait (0 to 20000 ns)"
+    refused_case "$out" "i 20000 p 1 0 5000 -1 0 0 3000" \
+        "arrive_ns 3000 outside the slept wait (5000 to 20000 ns)"
+    refused_case "$out" "i 20000 p 0 0 0 -1 0 0 3000" \
+        "arrive_ns 3000 for a wait that did not sleep"
     # ... --policy-wakeup-cpu: the policy of patches 9-13 with another price
     # of a wakeup than the tree's constant (not a patch of the series)
     priced_case "$out" priced-policywakeup 20000 10000 ',new-w3,' \
