@@ -951,6 +951,41 @@ def sensitivity(a):
           os.path.join(a.out, "replay-entry-sensitivity.csv"))
 
 
+# patches 1-13's ratios that counterfactual() and arrivals() report:
+# (label, the policy or reference over which, the column)
+NEW_RATIOS = [("x best fixed", "best-fixed", "cpu_ns"),
+              ("x optimum", "optimum", "cpu_ns"),
+              ("CPU x 10.2.2", "unpatched", "cpu_ns"),
+              ("latency x 10.2.2", "unpatched", "added_latency_ns")]
+
+
+def new_ratio(rows, ref, col):
+    """patches 1-13's @col over @ref's, in a trace's priced rows"""
+    return int(rows["new-w3"][col]) / max(int(rows[ref][col]), 1)
+
+
+def replay_both(a, measured, traces, extra):
+    """(the cost of entering poll mode charged, [{trace: {policy: priced
+    row}}] of @traces replayed without and with the replay options
+    @extra, {(venue, workload, kind of trace): [traces]}) for
+    counterfactual() and arrivals()"""
+    entry = poll_entry(measured, a.traces)
+    os.makedirs(a.out, exist_ok=True)
+    by = []
+    for opts in ((), tuple(extra)):
+        priced, _ = replay(a, traces, entry, a.replay_arg + list(opts))
+        d = {}
+        for p in priced:
+            d.setdefault(p["trace"], {})[p["policy"]] = p
+        by.append(d)
+    groups = {}
+    for t in traces:
+        r = next(x for x in measured if x["trace"] == t)
+        groups.setdefault((r["venue"], r["workload"], trace_source(t)),
+                          []).append(t)
+    return entry, by, groups
+
+
 def counterfactual(a, extra, name, what):
     """the priced replay of every trace without and with the replay options
     @extra (a change to patches 1-13's policy that is not a patch): per
@@ -962,25 +997,9 @@ def counterfactual(a, extra, name, what):
     with open(os.path.join(a.traces, "measured.csv")) as f:
         measured = [r for r in csv.DictReader(f)
                     if r["variant"] in VARIANT_POLICY]
-    traces = [r["trace"] for r in measured]
-    entry = poll_entry(measured, a.traces)
-    os.makedirs(a.out, exist_ok=True)
-    by = []
-    for opts in ((), tuple(extra)):
-        priced, _ = replay(a, traces, entry, a.replay_arg + list(opts))
-        d = {}
-        for p in priced:
-            d.setdefault(p["trace"], {})[p["policy"]] = p
-        by.append(d)
-    ratios = [("x best fixed", "best-fixed", "cpu_ns"),
-              ("x optimum", "optimum", "cpu_ns"),
-              ("CPU x 10.2.2", "unpatched", "cpu_ns"),
-              ("latency x 10.2.2", "unpatched", "added_latency_ns")]
-    groups = {}
-    for t in sorted(by[0]):
-        r = next(x for x in measured if x["trace"] == t)
-        groups.setdefault((r["venue"], r["workload"], trace_source(t)),
-                          []).append(t)
+    entry, by, groups = replay_both(a, measured,
+                                    [r["trace"] for r in measured], extra)
+    ratios = NEW_RATIOS
     out = os.path.join(a.out, name + ".md")
     with open(out, "w") as f:
         f.write("Patches 1-13's policy in the replay, without and with "
@@ -997,9 +1016,7 @@ def counterfactual(a, extra, name, what):
                           by[1][t]["new-w3"]["cpu_ns"] for t in ts)
             cells = []
             for _, ref, col in ratios:
-                x = [max(int(b[t]["new-w3"][col]) /
-                         max(int(b[t][ref][col]), 1) for t in ts)
-                     for b in by]
+                x = [max(new_ratio(b[t], ref, col) for t in ts) for b in by]
                 cells.append("%.2f -> %.2f" % tuple(x))
             f.write("| %s | %s | %s (%d) | %d | %s |\n"
                     % (venue, wl, kind, len(ts), changed, " | ".join(cells)))
@@ -1039,24 +1056,8 @@ def arrivals(a):
     if not traces:
         sys.exit("evidence.py: no trace of %s has the kernel's wakeups "
                  "(record with ./apw evidence --sched-wakeups)" % a.traces)
-    entry = poll_entry(measured, a.traces)
-    os.makedirs(a.out, exist_ok=True)
-    by = []
-    for opts in ((), ("--no-arrivals",)):
-        priced, _ = replay(a, traces, entry, a.replay_arg + list(opts))
-        d = {}
-        for p in priced:
-            d.setdefault(p["trace"], {})[p["policy"]] = p
-        by.append(d)
-    ratios = [("x optimum", "optimum", "cpu_ns"),
-              ("x best fixed", "best-fixed", "cpu_ns"),
-              ("CPU x 10.2.2", "unpatched", "cpu_ns"),
-              ("latency x 10.2.2", "unpatched", "added_latency_ns")]
-    groups = {}
-    for t in traces:
-        r = next(x for x in measured if x["trace"] == t)
-        groups.setdefault((r["venue"], r["workload"], trace_source(t)),
-                          []).append(t)
+    entry, by, groups = replay_both(a, measured, traces, ["--no-arrivals"])
+    ratios = NEW_RATIOS
 
     def span(xs, fmt="%.2f"):
         lo, hi = min(xs), max(xs)
@@ -1089,8 +1090,7 @@ def arrivals(a):
                          if x["latency_p50_ns"])
             cells = []
             for _, ref, col in ratios:
-                x = [[int(b[t]["new-w3"][col]) / max(int(b[t][ref][col]), 1)
-                      for t in ts] for b in by]
+                x = [[new_ratio(b[t], ref, col) for t in ts] for b in by]
                 cells.append("%s / %s" % (span(x[0]), span(x[1])))
             lat = "-"
             if p50:
