@@ -132,6 +132,15 @@ cmd_replay() {
     priced_case "$out" priced-waitran 2000 2000 ',new-w3,'
     # ... --timeout0-rule: the waits whose timeout was 0 left out too
     priced_case "$out" priced-timeout0 2000 2000 ',new-w3,' --timeout0-rule
+    # ... --clairvoyant: the best fixed time per class of waits, where the
+    # previous wait tells what the next will be and no one time pays
+    priced_case "$out" priced-context 10000 2000 \
+        ',(new-w3|best-fixed|optimum|clairvoyant-[a-z0-9-]*),' \
+        --weights 3 --clairvoyant
+    # ... --context-rule: the policy of patches 9-13 with a histogram per
+    # position after the last long wait learns it online
+    priced_case "$out" priced-context@rule 10000 2000 ',new-w3,' \
+        --weights 3 --context-rule 4
     # ... 10.2.2's handlers before their first event in a trace: idle ones
     priced_case "$out" priced-idlestart 3000 2000 ',unpatched,' --weights 3
     # ... and the idle ones leaving the poll list in the middle of a trace

@@ -860,6 +860,20 @@ static int64_t series_ns_update(int64_t poll_ns, int64_t target,
     return poll_ns;
 }
 
+/*
+ * --context-rule K: the policy of patches 9-13 with K histograms in place of
+ * one, for the waits that come 0, 1, ..., K - 1 or more waits after the last
+ * one longer than a wakeup's CPU (AIO_POLL_WAKEUP_NS, as the policy counts
+ * the waits); each wait polls for the best time of its own class's
+ * histogram.  Where a long wait (a sleep) is followed by a few short ones in
+ * a pattern, as an NBD server's are when a disk's completion brings the
+ * client's next request, each position learns its own polling time.  Not
+ * a patch of the series: the online counterpart of clairvoyant-since-long
+ * (--clairvoyant), in the model.  0 (the default): one histogram.
+ */
+#define CONTEXT_CLASSES_MAX 16
+static int context_classes;
+
 /* The state of one replay */
 typedef struct {
     const Params *p;
@@ -872,6 +886,9 @@ typedef struct {
 
     /* POLICY_NEW */
     AioPollHistogram hist;
+    /* POLICY_NEW with --context-rule: one per class, and the next class */
+    AioPollHistogram context[CONTEXT_CLASSES_MAX];
+    int since;
 
     /* POLICY_NEW: the real aio_adjust_polling_time(), in lockstep */
     AioContext *ctx;
@@ -999,6 +1016,20 @@ static void new_adjust(Sim *s, uint64_t fired, int64_t block_ns, bool slept,
     int weight = s->pol.weight ? s->pol.weight : AIO_POLL_WEIGHT_DEFAULT;
     int h;
 
+    if (context_classes) {
+        int64_t len = aio_poll_wait_len(s->poll_ns, block_ns, slept,
+                                        policy_latency_ns);
+
+        if (counted) {
+            aio_poll_hist_add(&s->context[s->since], len, fired != 0,
+                              s->p->max_ns, weight);
+        }
+        s->since = len > policy_wakeup_ns ? 0 :
+                   MIN(s->since + 1, context_classes - 1);
+        s->poll_ns = aio_poll_hist_best(&s->context[s->since], s->p->max_ns,
+                                        policy_wakeup_ns);
+        return;     /* the real one has one histogram */
+    }
     if (counted) {
         aio_poll_hist_add(&s->hist,
                           aio_poll_wait_len(s->poll_ns, block_ns, slept,
@@ -1562,6 +1593,144 @@ static void priced_row(FILE *out, const Trace *tr, const char *policy,
 }
 
 /*
+ * --clairvoyant: references that know more than any online rule, to bound
+ * what one can do on a trace.  Each is the best fixed polling time in
+ * hindsight chosen separately for every class of waits; a rule whose
+ * polling time depends only on a wait's class can do no better than the
+ * best time for each class, and an online rule does not know the best
+ * time of a class until the trace has ended.  The classes: the previous
+ * wait's kind and arrival (how it ended, whether its event was there,
+ * its arrival to within a factor of 2), the previous two waits' arrivals,
+ * a stretch of CLAIRVOYANT_WINDOW consecutive waits (a rule told in
+ * advance which polling time suits each stretch), and the previous wait
+ * within each stretch.  The more classes, the closer to the optimum, and
+ * the less such a rule resembles one that learns online.
+ */
+static bool clairvoyant;
+
+#define CLAIRVOYANT_WINDOW 1000
+#define ARRIVAL_BUCKETS 18
+
+/* @a to within a factor of 2, from below 512 ns to above 32 ms */
+static int arrival_bucket(int64_t a)
+{
+    int b = 0;
+
+    for (a /= 512; a > 0 && b < ARRIVAL_BUCKETS - 1; a >>= 1) {
+        b++;
+    }
+    return b;
+}
+
+/* What a rule may know of wait @i: the previous wait's kind and arrival */
+static int class_prev1(const Trace *tr, const Price *pr, size_t i)
+{
+    const Iter *it;
+
+    if (!i) {
+        return 0;
+    }
+    it = &tr->it[i - 1];
+    return 1 + ((it->end * 2 + it->pending) * ARRIVAL_BUCKETS +
+                arrival_bucket(iter_arrival(it, pr)));
+}
+
+#define PREV1_CLASSES (1 + 3 * 2 * ARRIVAL_BUCKETS)
+
+/*
+ * clairvoyant-since-long: how many waits ago the last one whose event came
+ * later than a wakeup's CPU price (and that the optimum slept for), up to
+ * SINCE_LONG_CLASSES - 1
+ */
+#define SINCE_LONG_CLASSES 16
+
+/* The best fixed polling time for each class of waits: see --clairvoyant */
+static Priced replay_best_by_class(const Trace *tr, const Params *p,
+                                   const Price *pr, const int *cls,
+                                   int ncls)
+{
+    g_autofree size_t *start = g_new0(size_t, ncls + 1);
+    g_autofree Iter *sorted = g_new(Iter, tr->n);
+    g_autofree size_t *fill = NULL;
+    Priced sum = { .fixed_ns = -1 };
+    size_t i;
+    int c;
+
+    for (i = 0; i < tr->n; i++) {
+        start[cls[i] + 1]++;
+    }
+    for (c = 0; c < ncls; c++) {
+        start[c + 1] += start[c];
+    }
+    fill = g_memdup2(start, sizeof(*start) * ncls);
+    for (i = 0; i < tr->n; i++) {
+        sorted[fill[cls[i]]++] = tr->it[i];
+    }
+    for (c = 0; c < ncls; c++) {
+        Trace sub = *tr;
+        Priced best, best_lat;
+
+        if (start[c] == start[c + 1]) {
+            continue;
+        }
+        sub.it = &sorted[start[c]];
+        sub.n = start[c + 1] - start[c];
+        replay_best_fixed(&sub, p, pr, INT64_MAX, &best, &best_lat);
+        sum.wakeups += best.wakeups;
+        sum.polled_ns += best.polled_ns;
+        sum.latency_ns += best.latency_ns;
+    }
+    return sum;
+}
+
+static void clairvoyant_rows(FILE *out, const Trace *tr, const Params *p,
+                             const Price *pr, const Priced *opt)
+{
+    g_autofree int *cls = g_new(int, tr->n);
+    int nwin = tr->n / CLAIRVOYANT_WINDOW + 1;
+    Priced r;
+    size_t i;
+    int since;
+
+    for (i = 0; i < tr->n; i++) {
+        cls[i] = class_prev1(tr, pr, i);
+    }
+    r = replay_best_by_class(tr, p, pr, cls, PREV1_CLASSES);
+    priced_row(out, tr, "clairvoyant-prev1", &r, opt, pr);
+
+    for (i = 0; i < tr->n; i++) {
+        cls[i] = i < 2 ? 0 :
+            arrival_bucket(iter_arrival(&tr->it[i - 1], pr)) *
+            ARRIVAL_BUCKETS +
+            arrival_bucket(iter_arrival(&tr->it[i - 2], pr));
+    }
+    r = replay_best_by_class(tr, p, pr, cls,
+                             ARRIVAL_BUCKETS * ARRIVAL_BUCKETS);
+    priced_row(out, tr, "clairvoyant-prev2", &r, opt, pr);
+
+    for (i = 0, since = SINCE_LONG_CLASSES - 1; i < tr->n; i++) {
+        cls[i] = since;
+        since = iter_arrival(&tr->it[i], pr) > pr->cpu_ns ? 0 :
+                MIN(since + 1, SINCE_LONG_CLASSES - 1);
+    }
+    r = replay_best_by_class(tr, p, pr, cls, SINCE_LONG_CLASSES);
+    priced_row(out, tr, "clairvoyant-since-long", &r, opt, pr);
+
+    for (i = 0; i < tr->n; i++) {
+        cls[i] = i / CLAIRVOYANT_WINDOW;
+    }
+    r = replay_best_by_class(tr, p, pr, cls, nwin);
+    priced_row(out, tr, "clairvoyant-window", &r, opt, pr);
+
+    for (i = 0; i < tr->n; i++) {
+        cls[i] = i / CLAIRVOYANT_WINDOW * PREV1_CLASSES +
+                 class_prev1(tr, pr, i);
+    }
+    r = replay_best_by_class(tr, p, pr, cls, nwin * PREV1_CLASSES);
+    priced_row(out, tr, "clairvoyant-window-prev1", &r, opt, pr);
+}
+
+/*
  * --lockstep: per trace and policy, how many iterations after the first
  * LOCKSTEP_SKIP had a recorded polling time, and in how many the replay's
  * equalled it or came within 10% of it; LOCKSTEP_SKIP itself; and the
@@ -1643,6 +1812,9 @@ static void run_priced(FILE *out, FILE *ls, Trace **trs, int ntr,
             priced_row(out, tr, "best-fixed-lat", &fix_lat, &opt, pr);
             r = replay_optimum_lat(tr, pr, budget);
             priced_row(out, tr, "optimum-lat", &r, &opt, pr);
+        }
+        if (clairvoyant) {
+            clairvoyant_rows(out, tr, p, pr, &opt);
         }
     }
 }
@@ -2197,6 +2369,12 @@ static void usage(FILE *f)
 "                   never-poll, poll-to-max, best-fixed, optimum, and\n"
 "                   best-fixed-lat and optimum-lat (the same within 1.05\n"
 "                   times the added latency of unpatched)\n"
+"  --clairvoyant    with --priced, also the best fixed polling time in\n"
+"                   hindsight for each class of waits, by the previous\n"
+"                   wait (clairvoyant-prev1), the previous two\n"
+"                   (clairvoyant-prev2), each stretch of %d waits\n"
+"                   (clairvoyant-window) and both (clairvoyant-window-\n"
+"                   prev1): bounds on rules that know that much\n"
 "  --no-references  with --priced, replay the policies only (optimum_cpu_ns\n"
 "                   0)\n"
 "  --no-stalls      read complete traces without their stalls (the waits\n"
@@ -2205,6 +2383,10 @@ static void usage(FILE *f)
 "                   as the replay did until 2026-12-02\n"
 "  --timeout0-rule   the policy of patches 9-13 also leaves out the waits\n"
 "                   whose timeout was 0 (cap_ns 0), as a next patch would\n"
+"  --context-rule K the policy of patches 9-13 with K histograms, for the\n"
+"                   waits 0, 1, ..., K - 1 or more waits after the last\n"
+"                   one longer than a wakeup's CPU, as a next patch\n"
+"                   would (0: one, the default)\n"
 "  --no-after-recorded\n"
 "                   let an event that the recorded run slept for arrive\n"
 "                   at the end of its recorded polling, even where that\n"
@@ -2231,8 +2413,8 @@ static void usage(FILE *f)
 "                   many the replay's equals it or is within 10%% of it,\n"
 "                   as CSV (column skipped: the iterations not compared)\n"
 "\n"
-"Synthetic traces:\n", DEFAULT_MAX_NS, DEFAULT_WAKEUP_CPU_NS,
-            DEFAULT_WAKEUP_LATENCY_NS, LOCKSTEP_SKIP);
+"Synthetic traces:\n", DEFAULT_MAX_NS, CLAIRVOYANT_WINDOW,
+            DEFAULT_WAKEUP_CPU_NS, DEFAULT_WAKEUP_LATENCY_NS, LOCKSTEP_SKIP);
     for (i = 0; i < ARRAY_SIZE(synth); i++) {
         fprintf(f, "  %-8s %s\n", synth[i].name, synth[i].help);
     }
@@ -2283,6 +2465,8 @@ int main(int argc, char **argv)
         { "timeout0-rule", no_argument, NULL, 'T' },
         { "no-after-recorded", no_argument, NULL, 'A' },
         { "no-arrivals", no_argument, NULL, 'N' },
+        { "clairvoyant", no_argument, NULL, 'K' },
+        { "context-rule", required_argument, NULL, 'X' },
         { "policy-wakeup-cpu", required_argument, NULL, 'U' },
         { "policy-wakeup-latency", required_argument, NULL, 'V' },
         { "help", no_argument, NULL, 'h' },
@@ -2367,6 +2551,16 @@ int main(int argc, char **argv)
             break;
         case 'N':
             use_arrivals = false;
+            break;
+        case 'K':
+            clairvoyant = true;
+            break;
+        case 'X':
+            context_classes = parse_num("--context-rule", optarg);
+            if (context_classes > CONTEXT_CLASSES_MAX) {
+                fail("--context-rule: at most %d classes",
+                     CONTEXT_CLASSES_MAX);
+            }
             break;
         case 'U':
             policy_wakeup_ns = parse_num("--policy-wakeup-cpu", optarg);

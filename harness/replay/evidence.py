@@ -74,9 +74,9 @@
       --traces) or all at one.  Writes FILE (markdown) and FILE with .csv
       for .md.
 
-  validate, sensitivity, timeout0, calibrated and arrivals pass each
-  --replay-arg on to every replay (e.g. --replay-arg=--no-after-recorded:
-  the replay before 2026-12-04).
+  validate, sensitivity, timeout0, calibrated, arrivals, bounds and
+  context pass each --replay-arg on to every replay (e.g.
+  --replay-arg=--no-after-recorded: the replay before 2026-12-04).
 
   evidence.py replicate FIRST SECOND --out FILE
       Two recordings' rounds.csv, judged the same way, cell by cell: a
@@ -112,6 +112,24 @@
       as a build calibrated to the host that recorded the traces would
       have them (aio-poll-replay --policy-wakeup-cpu and
       --policy-wakeup-latency; not a patch).  Writes DIR2/calibrated.md.
+
+  evidence.py bounds --traces DIR --replay TOOL --out DIR2
+              [--wakeup-cpu NS --wakeup-latency NS]
+      Every trace replayed with the clairvoyant references
+      (aio-poll-replay --clairvoyant: the best fixed polling time in
+      hindsight for each class of waits, by what a rule could know of
+      the waits before): per venue, workload and kind of trace, the
+      range of each one's CPU, 10.2.2's and patches 1-13's over the
+      optimum's, and of patches 1-13's over the least of them.  Writes
+      DIR2/bounds.md and DIR2/bounds.csv.
+
+  evidence.py context --traces DIR --replay TOOL --out DIR2
+              [--classes K] [--calibrate] [--wakeup-cpu NS ...]
+      As timeout0, for --context-rule K (default 16: patches 1-13's
+      policy with a histogram for each position after the last wait
+      longer than a wakeup's CPU; not a patch), with --calibrate also
+      with the policy's wakeup constants set to the price.  Writes
+      DIR2/context.md.
 
   evidence.py merge MEASURED NEW
       Replaces the rows of MEASURED (a measured.csv) whose venue NEW has
@@ -1044,6 +1062,107 @@ def calibrated(a):
                    "the price below")
 
 
+def context(a):
+    """counterfactual(): --context-rule K (patches 1-13's policy with one
+    histogram per position after the last long wait), with the wakeup
+    constants set to the price if @a.calibrate.  Writes DIR2/context.md"""
+    extra = ["--context-rule", str(a.classes)]
+    what = "--context-rule %d (a histogram for each of the %d positions " \
+        "after the last wait longer than a wakeup's CPU)" % (a.classes,
+                                                            a.classes)
+    if a.calibrate:
+        extra += ["--policy-wakeup-cpu", str(a.wakeup_cpu),
+                  "--policy-wakeup-latency", str(a.wakeup_latency)]
+        what += " and its wakeup constants set to the price below"
+    counterfactual(a, extra, "context", what)
+
+
+# The references of aio-poll-replay --clairvoyant, each the best fixed
+# polling time in hindsight per class of waits, and what the class knows
+CLAIRVOYANT = [
+    ("best-fixed", "nothing (one time for the whole trace)"),
+    ("clairvoyant-prev1", "the previous wait: how it ended, whether its "
+     "event was there, its arrival to within 2x"),
+    ("clairvoyant-prev2", "the arrivals of the previous two waits, to "
+     "within 2x"),
+    ("clairvoyant-since-long", "how many waits ago the last one longer "
+     "than a wakeup's CPU came (0-15)"),
+    ("clairvoyant-window", "which stretch of 1000 waits it is in"),
+    ("clairvoyant-window-prev1", "its stretch and the previous wait"),
+]
+
+
+BOUND_COLUMNS = [("10.2.2", "unpatched"), ("patches 1-13", "new-w3")] + \
+    [(name, name) for name, _ in CLAIRVOYANT]
+
+
+def bound_ranges(by, traces):
+    """for the priced rows @by ({trace: {policy: row}}) of @traces: the range
+    (least, largest) of each BOUND_COLUMNS policy's CPU over the optimum's,
+    and last of patches 1-13's over the least CLAIRVOYANT reference's"""
+    out = []
+    for _, pol in BOUND_COLUMNS:
+        x = [int(by[t][pol]["cpu_ns"]) /
+             max(int(by[t]["optimum"]["cpu_ns"]), 1) for t in traces]
+        out.append((min(x), max(x)))
+    x = [int(by[t]["new-w3"]["cpu_ns"]) /
+         max(min(int(by[t][n]["cpu_ns"]) for n, _ in CLAIRVOYANT), 1)
+         for t in traces]
+    out.append((min(x), max(x)))
+    return out
+
+
+def bounds(a):
+    """the clairvoyant references of every trace (aio-poll-replay
+    --clairvoyant): per venue, workload and kind of trace, bound_ranges().
+    Writes DIR2/bounds.md and DIR2/bounds.csv (one row per trace and
+    policy)"""
+    with open(os.path.join(a.traces, "measured.csv")) as f:
+        measured = [r for r in csv.DictReader(f)
+                    if r["variant"] in VARIANT_POLICY]
+    traces = [r["trace"] for r in measured]
+    entry = poll_entry(measured, a.traces)
+    os.makedirs(a.out, exist_ok=True)
+    priced, _ = replay(a, traces, entry, a.replay_arg + ["--clairvoyant"])
+    by = {}
+    for p in priced:
+        by.setdefault(p["trace"], {})[p["policy"]] = p
+    groups = {}
+    for t in traces:
+        r = next(x for x in measured if x["trace"] == t)
+        groups.setdefault((r["venue"], r["workload"], trace_source(t)),
+                          []).append(t)
+    out = os.path.join(a.out, "bounds.md")
+    with open(out, "w") as f:
+        f.write("CPU over the offline optimum's in the replay, wakeup %d ns "
+                "of CPU and %d ns of latency, %d ns per polling iteration; "
+                "range over the traces.  Each clairvoyant reference is the "
+                "best fixed polling time in hindsight for each class of "
+                "waits: no rule that decides from what the class knows "
+                "costs less on the trace, and an online rule does not know "
+                "the best time of a class until the trace has ended.\n\n"
+                % (a.wakeup_cpu, a.wakeup_latency, entry))
+        for name, knows in CLAIRVOYANT:
+            f.write("- %s: knows %s\n" % (name, knows))
+        f.write("\n| venue | workload | traces | %s | patches 1-13 x "
+                "least clairvoyant |\n|---|---|---|%s--:|\n"
+                % (" | ".join(c for c, _ in BOUND_COLUMNS),
+                   "--:|" * len(BOUND_COLUMNS)))
+        for (venue, wl, kind), ts in sorted(groups.items()):
+            f.write("| %s | %s | %s (%d) | %s |\n"
+                    % (venue, wl, kind, len(ts),
+                       " | ".join("%.2f-%.2f" % x
+                                  for x in bound_ranges(by, ts))))
+    with open(os.path.join(a.out, "bounds.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["trace", "policy", "cpu_ns", "optimum_cpu_ns"])
+        for t in traces:
+            for _, pol in BOUND_COLUMNS:
+                w.writerow([t, pol, by[t][pol]["cpu_ns"],
+                            by[t]["optimum"]["cpu_ns"]])
+    print("evidence.py: wrote %s" % out)
+
+
 def arrivals(a):
     """the references with the kernel's wakeups and without them
     (--no-arrivals); writes DIR2/arrivals.md"""
@@ -1385,7 +1504,11 @@ def main():
     t = sub.add_parser("timeout0")
     k = sub.add_parser("calibrated")
     w = sub.add_parser("arrivals")
-    for p in (v, e, t, k, w):  # all replay the traces at a price
+    b = sub.add_parser("bounds")
+    x = sub.add_parser("context")
+    x.add_argument("--classes", type=int, default=16)
+    x.add_argument("--calibrate", action="store_true")
+    for p in (v, e, t, k, w, b, x):  # all replay the traces at a price
         p.add_argument("--traces", required=True)
         p.add_argument("--replay", required=True)
         p.add_argument("--out", required=True)
@@ -1442,6 +1565,12 @@ def main():
         return 0
     if a.cmd == "arrivals":
         arrivals(a)
+        return 0
+    if a.cmd == "bounds":
+        bounds(a)
+        return 0
+    if a.cmd == "context":
+        context(a)
         return 0
     return validate(a)
 

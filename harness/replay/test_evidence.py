@@ -527,5 +527,33 @@ class RoundRatios(unittest.TestCase):
         self.assertEqual(got[("guest8x2", "randread")], [(1.25, 1.0)])
 
 
+class Bounds(unittest.TestCase):
+    """evidence.py bounds: the clairvoyant references over the optimum"""
+
+    def test_ranges(self):
+        """each column's range over the traces, and patches 1-13 over the
+        least clairvoyant reference of each trace, whichever that is"""
+        def rows(opt, new, **refs):
+            d = {"optimum": opt, "new-w3": new, "unpatched": 2 * opt,
+                 "best-fixed": 1.5 * opt}
+            for n, _ in evidence.CLAIRVOYANT[1:]:
+                d[n] = refs.get(n.replace("clairvoyant-", "").
+                                replace("-", "_"), 1.5 * opt)
+            return {k: {"cpu_ns": str(int(v))} for k, v in d.items()}
+
+        by = {"a": rows(100, 140, prev2=110),
+              "b": rows(200, 260, since_long=250, window=120)}
+        got = evidence.bound_ranges(by, ["a", "b"])
+        names = [n for _, n in evidence.BOUND_COLUMNS]
+        self.assertEqual(len(got), len(names) + 1)
+        self.assertEqual(got[names.index("unpatched")], (2.0, 2.0))
+        self.assertEqual(got[names.index("new-w3")], (1.3, 1.4))
+        self.assertEqual(got[names.index("clairvoyant-prev2")], (1.1, 1.5))
+        self.assertEqual(got[names.index("clairvoyant-window")], (0.6, 1.5))
+        # a: 140 / 110 (prev2); b: 260 / 120 (window)
+        self.assertAlmostEqual(got[-1][0], 140 / 110)
+        self.assertAlmostEqual(got[-1][1], 260 / 120)
+
+
 if __name__ == "__main__":
     unittest.main()
