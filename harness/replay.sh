@@ -141,6 +141,11 @@ cmd_replay() {
     # position after the last long wait learns it online
     priced_case "$out" priced-context@rule 10000 2000 ',new-w3,' \
         --weights 3 --context-rule 4
+    # ... --policy-sees-arrivals: the policy told when the events of its
+    # slept waits came
+    priced_case "$out" priced-sees 10000 2000 ',new-w3,' --weights 3
+    priced_case "$out" priced-sees@arrivals 10000 2000 ',new-w3,' \
+        --weights 3 --policy-sees-arrivals
     # ... 10.2.2's handlers before their first event in a trace: idle ones
     priced_case "$out" priced-idlestart 3000 2000 ',unpatched,' --weights 3
     # ... and the idle ones leaving the poll list in the middle of a trace

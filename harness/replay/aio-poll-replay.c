@@ -874,6 +874,15 @@ static int64_t series_ns_update(int64_t poll_ns, int64_t target,
 #define CONTEXT_CLASSES_MAX 16
 static int context_classes;
 
+/*
+ * --policy-sees-arrivals: the policy of patches 9-13 learns when the event
+ * of each wait that it slept for came (the trace's arrival), as though
+ * the thread knew when the kernel woke it, instead of the wait's end less
+ * AIO_POLL_WAKEUP_LATENCY_NS.  What a policy could do with that knowledge,
+ * in the model; no IOThread has it.
+ */
+static bool policy_sees_arrivals;
+
 /* The state of one replay */
 typedef struct {
     const Params *p;
@@ -1431,6 +1440,11 @@ static Priced replay_priced(const Trace *tr, const Params *p,
             r.near += ABS(d) <= it->set / 10;
         }
         block_ns = priced_wait(it, pr, poll_ns, &r, &slept);
+        if (policy_sees_arrivals && pol->kind == POLICY_NEW &&
+            r.wakeups > wakeups && slept) {
+            block_ns = MAX(iter_arrival(it, pr), poll_ns) +
+                       policy_latency_ns + 1;
+        }
 
         if (i < dump_iters) {
             g_autofree char *name = policy_name(pol);
@@ -2387,6 +2401,10 @@ static void usage(FILE *f)
 "                   waits 0, 1, ..., K - 1 or more waits after the last\n"
 "                   one longer than a wakeup's CPU, as a next patch\n"
 "                   would (0: one, the default)\n"
+"  --policy-sees-arrivals\n"
+"                   the policy of patches 9-13 learns when the event of\n"
+"                   each wait that it slept for came (the trace's\n"
+"                   arrival), not the wait's end less its latency\n"
 "  --no-after-recorded\n"
 "                   let an event that the recorded run slept for arrive\n"
 "                   at the end of its recorded polling, even where that\n"
@@ -2467,6 +2485,7 @@ int main(int argc, char **argv)
         { "no-arrivals", no_argument, NULL, 'N' },
         { "clairvoyant", no_argument, NULL, 'K' },
         { "context-rule", required_argument, NULL, 'X' },
+        { "policy-sees-arrivals", no_argument, NULL, 'Y' },
         { "policy-wakeup-cpu", required_argument, NULL, 'U' },
         { "policy-wakeup-latency", required_argument, NULL, 'V' },
         { "help", no_argument, NULL, 'h' },
@@ -2554,6 +2573,9 @@ int main(int argc, char **argv)
             break;
         case 'K':
             clairvoyant = true;
+            break;
+        case 'Y':
+            policy_sees_arrivals = true;
             break;
         case 'X':
             context_classes = parse_num("--context-rule", optarg);

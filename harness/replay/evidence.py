@@ -124,12 +124,15 @@
       DIR2/bounds.md and DIR2/bounds.csv.
 
   evidence.py context --traces DIR --replay TOOL --out DIR2
-              [--classes K] [--calibrate] [--wakeup-cpu NS ...]
+              [--classes K] [--calibrate] [--sees-arrivals]
+              [--wakeup-cpu NS --wakeup-latency NS]
       As timeout0, for --context-rule K (default 16: patches 1-13's
       policy with a histogram for each position after the last wait
-      longer than a wakeup's CPU; not a patch), with --calibrate also
-      with the policy's wakeup constants set to the price.  Writes
-      DIR2/context.md.
+      longer than a wakeup's CPU; not a patch); with --calibrate, also
+      with the policy's price of a wakeup's CPU set to NS; with
+      --sees-arrivals, also told when the event of each slept wait came
+      (--policy-sees-arrivals).  Writes DIR2/context.md (context-cpu.md,
+      context-arrivals.md, context-cpu-arrivals.md).
 
   evidence.py merge MEASURED NEW
       Replaces the rows of MEASURED (a measured.csv) whose venue NEW has
@@ -1064,17 +1067,27 @@ def calibrated(a):
 
 def context(a):
     """counterfactual(): --context-rule K (patches 1-13's policy with one
-    histogram per position after the last long wait), with the wakeup
-    constants set to the price if @a.calibrate.  Writes DIR2/context.md"""
+    histogram per position after the last long wait); with @a.calibrate,
+    also its price of a wakeup's CPU set to the replay's; with
+    @a.sees_arrivals, also told when the events of its slept waits came.
+    Writes DIR2/context.md, context-cpu.md, context-arrivals.md or
+    context-cpu-arrivals.md"""
     extra = ["--context-rule", str(a.classes)]
-    what = "--context-rule %d (a histogram for each of the %d positions " \
-        "after the last wait longer than a wakeup's CPU)" % (a.classes,
-                                                            a.classes)
+    what = ["--context-rule %d (a histogram for each of the %d positions "
+            "after the last wait longer than a wakeup's CPU)"
+            % (a.classes, a.classes)]
+    name = "context"
     if a.calibrate:
-        extra += ["--policy-wakeup-cpu", str(a.wakeup_cpu),
-                  "--policy-wakeup-latency", str(a.wakeup_latency)]
-        what += " and its wakeup constants set to the price below"
-    counterfactual(a, extra, "context", what)
+        extra += ["--policy-wakeup-cpu", str(a.wakeup_cpu)]
+        what.append("its price of a wakeup's CPU (AIO_POLL_WAKEUP_NS, "
+                    "8000 ns) set to the replay's")
+        name += "-cpu"
+    if a.sees_arrivals:
+        extra += ["--policy-sees-arrivals"]
+        what.append("--policy-sees-arrivals (told when the event of each "
+                    "slept wait came)")
+        name += "-arrivals"
+    counterfactual(a, extra, name, ", ".join(what))
 
 
 # The references of aio-poll-replay --clairvoyant, each the best fixed
@@ -1507,7 +1520,11 @@ def main():
     b = sub.add_parser("bounds")
     x = sub.add_parser("context")
     x.add_argument("--classes", type=int, default=16)
-    x.add_argument("--calibrate", action="store_true")
+    x.add_argument("--calibrate", action="store_true",
+                   help="the policy's price of a wakeup's CPU set to "
+                   "--wakeup-cpu")
+    x.add_argument("--sees-arrivals", action="store_true",
+                   help="the policy told when each slept wait's event came")
     for p in (v, e, t, k, w, b, x):  # all replay the traces at a price
         p.add_argument("--traces", required=True)
         p.add_argument("--replay", required=True)
