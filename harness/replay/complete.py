@@ -53,8 +53,11 @@ aio-poll-replay --priced reads:
   handlers  the polled handlers that were ready, as ids in order of first
             appearance, comma separated; '-' for none
 
-With --wakeups (the IOThread's sched_waking events, `./apw evidence
---sched-wakeups`, one IOThread), each line has a tenth field:
+With --wakeups (the IOThreads' sched_waking events, `./apw evidence
+--sched-wakeups`; of several threads, those of the one that ran the
+AioContext: the one woken within 100 us before the end of at least 9 in
+10 of its slept waits, where no other thread is in 3 in 4 of that many),
+each line has a tenth field:
 
   arrive_ns if the wait slept, when the event that ended it came, from the
             start of aio_poll(): the last time the kernel woke the thread
@@ -129,9 +132,9 @@ WAKE = re.compile(r"\s(\d+)\.(\d{6}):\s+sched_waking:.*\bpid=(\d+)")
 
 
 def parse_wakeups(path):
-    """(sorted times in ns of the start of the microsecond of each
-    sched_waking line of @path, events the tracer lost)"""
-    times, lost = [], 0
+    """({thread id: sorted times in ns of the start of the microsecond of
+    each of its sched_waking lines of @path}, events the tracer lost)"""
+    times, lost = {}, 0
     with open(path, errors="replace") as f:
         for line in f:
             if line.startswith("#"):
@@ -140,10 +143,58 @@ def parse_wakeups(path):
                 continue
             m = WAKE.search(line)
             if m:
-                times.append(int(m.group(1)) * 1000000000 +
-                             int(m.group(2)) * 1000)
-    times.sort()
+                times.setdefault(int(m.group(3)), []).append(
+                    int(m.group(1)) * 1000000000 + int(m.group(2)) * 1000)
+    for t in times.values():
+        t.sort()
     return times, lost
+
+
+def in_window(iters, window):
+    """the iterations of @iters that began within @window (s), if any"""
+    if not window:
+        return iters
+    return [it for it in iters if window[0] <= it[0] / 1e9 < window[1]]
+
+
+def iter_slept(it, sleep_ns):
+    """whether parse()'s iteration @it slept: its voluntary context
+    switches, or for logs without them a wait longer than @sleep_ns"""
+    t0, t_poll, t_wait, cpu_poll, vcsw, cap, pns, caught = it[:8]
+    if vcsw is not None:
+        return not caught and vcsw > 0
+    return not caught and t_wait - t_poll > sleep_ns
+
+
+# A slept wait's event woke its own thread a median of 4-32 us before the
+# wait returned on the project's venues, 50 us at the 90th percentile
+OWN_WAKEUP_NS = 100000
+
+
+def thread_of(iters, by_tid, sleep_ns):
+    """the thread of @by_tid (parse_wakeups()) that ran the AioContext of
+    @iters: the one woken within OWN_WAKEUP_NS before the end of the most
+    of its slept waits.  Another IOThread's wakeups fall at random in
+    them; exits unless the best thread has such a wakeup in 9 of 10 slept
+    waits and every other one in fewer than 3 of 4 of that"""
+    slept = [it for it in iters if iter_slept(it, sleep_ns)]
+    score = {}
+    for tid, wakes in by_tid.items():
+        n = 0
+        for it in slept:
+            k = bisect.bisect_right(wakes, it[2])
+            n += k > 0 and wakes[k - 1] >= max(it[1] - 1000,
+                                               it[2] - OWN_WAKEUP_NS)
+        score[tid] = n
+    ranked = sorted(score, key=lambda t: -score[t])
+    best = ranked[0] if ranked else None
+    if best is None or score[best] < 0.9 * len(slept) or \
+            (len(ranked) > 1 and score[ranked[1]] >= 0.75 * score[best]):
+        sys.exit("complete.py: cannot tell which thread ran the AioContext "
+                 "from its wakeups (%s of %d slept waits)" % (
+                     ", ".join("%d: %d" % (t, score[t]) for t in ranked),
+                     len(slept)))
+    return best
 
 
 def arrival(wakes, t_poll, t_wait):
@@ -180,8 +231,7 @@ def complete(iters, window, sleep_ns, wakes=None):
     # pays, polling or not; what an iteration that polled and caught
     # nothing paid beyond that and its polling time is the cost of entering
     # and leaving poll mode
-    if window:
-        iters = [it for it in iters if window[0] <= it[0] / 1e9 < window[1]]
+    iters = in_window(iters, window)
     base = [it[3] for it in iters if it[3] is not None and
             poll_cap(it[6], it[5]) == 0]
     base = int(sum(base) / len(base)) if base else 0
@@ -205,10 +255,8 @@ def complete(iters, window, sleep_ns, wakes=None):
         # notifier) with no handler, since none was dispatched and no policy
         # adjusts one for it
         end = "p" if polled or (bh and not nodes) else "f" if nodes else "t"
-        if vcsw is not None:
-            slept = not caught and vcsw > 0
-        else:
-            slept = not caught and t_wait - t_poll > sleep_ns
+        slept = iter_slept((t0, t_poll, t_wait, cpu_poll, vcsw, cap, pns,
+                            caught), sleep_ns)
         wait = (t_poll if caught else t_wait) - t0
         if caught and cpu_poll is not None:
             # what polling took to catch it, without preemption
@@ -288,10 +336,15 @@ def main():
     ctx, iters = ranked[a.ctx_rank]
     wakes = None
     if a.wakeups:
-        wakes, lost = parse_wakeups(a.wakeups)
+        by_tid, lost = parse_wakeups(a.wakeups)
         if lost:
             sys.exit("complete.py: the tracer lost %d events of %s" % (
                 lost, a.wakeups))
+        # one thread's wakeups, or several IOThreads': those of the one
+        # that ran this AioContext
+        wakes = next(iter(by_tid.values()), []) if len(by_tid) < 2 else \
+            by_tid[thread_of(in_window(iters, a.window), by_tid,
+                             a.sleep_ns)]
     lines, meas = complete(iters, a.window, a.sleep_ns, wakes)
     if not lines:
         sys.exit("complete.py: no iteration of %s in the window" % ctx)

@@ -223,10 +223,10 @@ def convert_one(a, row, log, k, n):
     js = os.path.join(a.traces, name + ".json")
     # 10.2.2's runs: the polling time of handlers without events
     idle = ["--idle-poll"] if row["variant"] == "unpatched" else []
-    # --sched-wakeups: the events' own times (one IOThread: the file holds
-    # the wakeups of all of them)
+    # --sched-wakeups: the events' own times (the file holds the wakeups
+    # of every IOThread of the run; complete.py finds the AioContext's)
     wakes = os.path.join(os.path.dirname(log), "sched-wakeups.txt")
-    wake = ["--wakeups", wakes] if n == 1 and os.path.exists(wakes) else []
+    wake = ["--wakeups", wakes] if os.path.exists(wakes) else []
     part = (["--ctx-rank", str(k), "--header",
              "IOThread %d of %d by blocking iterations; I/Os, wakeups and "
              "CPU below are the whole run's" % (k + 1, n)] if n > 1 else [])

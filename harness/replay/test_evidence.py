@@ -161,6 +161,76 @@ class CompleteWakeups(unittest.TestCase):
         self.assertIn("the tracer lost 7 events", err)
 
 
+class CompleteWakeupsThreads(unittest.TestCase):
+    """--wakeups with several IOThreads' wakeups in the file: each
+    AioContext's slept waits take the wakeups of the thread woken near
+    their end; where no thread stands out, a clear error"""
+
+    def run_complete(self, d, rank, waking):
+        log, out = os.path.join(d, "l.log"), os.path.join(d, "t.trace")
+        wk = os.path.join(d, "w.txt")
+        with open(log, "w") as f:
+            # AioContext 0xa: 10 waits from t0 = 1.000010 s + k ms, each
+            # until t0 + 50 us; 0xb: 5 waits (rank 1), from 0.5 ms later,
+            # each until t0 + 300 us
+            for k in range(10):
+                f.write("aio_poll_ready ctx 0xa node 0x1 polled 1\n")
+                f.write(iter_line("0xa", 1000010000 + k * 1000000)
+                        .replace("t_wait %d" % (1000015000 + k * 1000000),
+                                 "t_wait %d" % (1000060000 + k * 1000000)))
+            for k in range(5):
+                f.write("aio_poll_ready ctx 0xb node 0x2 polled 1\n")
+                f.write(iter_line("0xb", 1000510000 + k * 1000000)
+                        .replace("t_wait %d" % (1000515000 + k * 1000000),
+                                 "t_wait %d" % (1000810000 + k * 1000000)))
+        with open(wk, "w") as f:
+            f.write("# apw sched-wakeups: clock mono, overrun 0\n")
+            for pid, us in waking:
+                f.write("  <idle>-0 [001] d..2. 1.%06d: sched_waking: "
+                        "comm=IO io%d pid=%d prio=120 target_cpu=001\n"
+                        % (us, pid, pid))
+        r = subprocess.run([sys.executable, COMPLETE, log, "--out", out,
+                            "--wakeups", wk, "--ctx-rank", str(rank)],
+                           capture_output=True, text=True)
+        if r.returncode:
+            return r.stderr
+        with open(out) as f:
+            return [int(line.split()[9]) for line in f
+                    if line.startswith("i ")]
+
+    def waking(self, a_pid=42, b_pid=43):
+        # 0xa's events 40 us into its waits, 0xb's 290 us
+        return [(a_pid, 50 + k * 1000) for k in range(10)] + \
+            [(b_pid, 800 + k * 1000) for k in range(5)]
+
+    def test_each_its_own(self):
+        """each AioContext its own thread's wakeups, though the other
+        thread was woken later within 3 of 0xa's waits"""
+        waking = self.waking() + [(43, 55 + k * 1000) for k in range(3)]
+        with tempfile.TemporaryDirectory() as d:
+            a = self.run_complete(d, 0, waking)
+            b = self.run_complete(d, 1, waking)
+        # the middle of the microsecond: 40.5 us and 290.5 us in
+        self.assertEqual(a, [40500] * 10)
+        self.assertEqual(b, [290500] * 5)
+
+    def test_other_thread_early(self):
+        """another thread woken in each of 0xb's waits, 5 us in and so
+        more than 100 us before their end, is not taken for theirs"""
+        with tempfile.TemporaryDirectory() as d:
+            b = self.run_complete(d, 1, self.waking() +
+                                  [(42, 515 + k * 1000) for k in range(5)])
+        self.assertEqual(b, [290500] * 5)
+
+    def test_ambiguous(self):
+        """both threads woken near the end of 0xb's waits: refused"""
+        with tempfile.TemporaryDirectory() as d:
+            err = self.run_complete(d, 1, self.waking() +
+                                    [(42, 805 + k * 1000) for k in range(5)])
+        self.assertIn("cannot tell which thread ran the AioContext", err)
+        self.assertIn("42: 5", err)
+
+
 class CompleteBottomHalves(unittest.TestCase):
     """An iteration in which bottom halves ran and no handler was ready
     ends 'p' with no handler: no policy adjusts a handler for it (10.2.2
