@@ -985,15 +985,15 @@ def new_ratio(rows, ref, col):
     return int(rows["new-w3"][col]) / max(int(rows[ref][col]), 1)
 
 
-def replay_both(a, measured, traces, extra):
+def replay_ways(a, measured, traces, ways):
     """(the cost of entering poll mode charged, [{trace: {policy: priced
-    row}}] of @traces replayed without and with the replay options
-    @extra, {(venue, workload, kind of trace): [traces]}) for
-    counterfactual() and arrivals()"""
+    row}}] of @traces replayed once with each list of replay options of
+    @ways, {(venue, workload, kind of trace): [traces]}) for
+    counterfactual(), arrivals() and bounds()"""
     entry = poll_entry(measured, a.traces)
     os.makedirs(a.out, exist_ok=True)
     by = []
-    for opts in ((), tuple(extra)):
+    for opts in ways:
         priced, _ = replay(a, traces, entry, a.replay_arg + list(opts))
         d = {}
         for p in priced:
@@ -1018,8 +1018,9 @@ def counterfactual(a, extra, name, what):
     with open(os.path.join(a.traces, "measured.csv")) as f:
         measured = [r for r in csv.DictReader(f)
                     if r["variant"] in VARIANT_POLICY]
-    entry, by, groups = replay_both(a, measured,
-                                    [r["trace"] for r in measured], extra)
+    entry, by, groups = replay_ways(a, measured,
+                                    [r["trace"] for r in measured],
+                                    [[], extra])
     ratios = NEW_RATIOS
     out = os.path.join(a.out, name + ".md")
     with open(out, "w") as f:
@@ -1134,17 +1135,8 @@ def bounds(a):
         measured = [r for r in csv.DictReader(f)
                     if r["variant"] in VARIANT_POLICY]
     traces = [r["trace"] for r in measured]
-    entry = poll_entry(measured, a.traces)
-    os.makedirs(a.out, exist_ok=True)
-    priced, _ = replay(a, traces, entry, a.replay_arg + ["--clairvoyant"])
-    by = {}
-    for p in priced:
-        by.setdefault(p["trace"], {})[p["policy"]] = p
-    groups = {}
-    for t in traces:
-        r = next(x for x in measured if x["trace"] == t)
-        groups.setdefault((r["venue"], r["workload"], trace_source(t)),
-                          []).append(t)
+    entry, (by,), groups = replay_ways(a, measured, traces,
+                                       [["--clairvoyant"]])
     out = os.path.join(a.out, "bounds.md")
     with open(out, "w") as f:
         f.write("CPU over the offline optimum's in the replay, wakeup %d ns "
@@ -1188,7 +1180,8 @@ def arrivals(a):
     if not traces:
         sys.exit("evidence.py: no trace of %s has the kernel's wakeups "
                  "(record with ./apw evidence --sched-wakeups)" % a.traces)
-    entry, by, groups = replay_both(a, measured, traces, ["--no-arrivals"])
+    entry, by, groups = replay_ways(a, measured, traces,
+                                    [[], ["--no-arrivals"]])
     ratios = NEW_RATIOS
 
     def span(xs, fmt="%.2f"):
