@@ -137,6 +137,11 @@ cmd_replay() {
     priced_case "$out" priced-context 10000 2000 \
         ',(new-w3|best-fixed|optimum|clairvoyant-[a-z0-9-]*),' \
         --weights 3 --clairvoyant
+    # ... and its stretches of 1000 waits, where the first and the second
+    # thousand want different times
+    priced_case "$out" priced-window 10000 2000 \
+        ',(best-fixed|optimum|clairvoyant-window[a-z0-9-]*),' \
+        --weights 3 --clairvoyant
     # ... --context-rule: the policy of patches 9-13 with a histogram per
     # position after the last long wait learns it online
     priced_case "$out" priced-context@rule 10000 2000 ',new-w3,' \
