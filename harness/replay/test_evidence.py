@@ -222,6 +222,15 @@ class CompleteWakeupsThreads(unittest.TestCase):
                                   [(42, 515 + k * 1000) for k in range(5)])
         self.assertEqual(b, [290500] * 5)
 
+    def test_too_few(self):
+        """a thread woken near the end of only half of 0xa's slept waits,
+        with no other in the running: refused, not taken"""
+        waking = [w for w in self.waking() if w[0] != 42 or w[1] % 2000 < 1000]
+        with tempfile.TemporaryDirectory() as d:
+            err = self.run_complete(d, 0, waking)
+        self.assertIn("cannot tell which thread ran the AioContext", err)
+        self.assertIn("42: 5 ", err.replace(",", " "))
+
     def test_ambiguous(self):
         """both threads woken near the end of 0xb's waits: refused"""
         with tempfile.TemporaryDirectory() as d:
