@@ -29,15 +29,17 @@ aio-poll-replay --priced reads:
             logs without one: the wait took longer than --sleep-ns); 2 if
             polling caught it; else 0 (the event was there when the fd wait
             began)
-  wait_ns   from the start of aio_poll() to the end of the fd wait; if
-            polling caught the event, the thread's CPU time of that polling
-            (the trace's cpu_poll), which leaves out the time the thread
-            was preempted
+  wait_ns   from the start of aio_poll() to the end of the fd wait:
+            the block_ns that aio_poll() measured and gave the run's policy,
+            where the log has it (not 0), else the trace's own t_wait - t0;
+            if polling caught the event, the thread's CPU time of that
+            polling (the trace's cpu_poll), which leaves out the time the
+            thread was preempted
   polled_ns how long the recorded run polled (start of aio_poll() to the
             end of try_poll_mode()): an event of a polled handler that it
             slept for came after that; if polling caught the event, the
-            block_ns that the policy saw (wall clock, to the end of the
-            fd check)
+            block_ns that the policy saw (the log's, or else the wall clock
+            to the end of the fd check)
   cap_ns    the most that any policy could have polled in this iteration:
             try_poll_mode() polls for no longer than the wait's timeout (a
             timer due, or 0 when bottom halves are pending) and not at all
@@ -84,24 +86,24 @@ READY = re.compile(r"aio_poll_ready ctx (\S+) node (\S+) polled (\d)")
 ITER = re.compile(r"aio_poll_iter ctx (\S+) (?:blocking (\d) )?t0 (\d+) "
                   r"t_poll (\d+) t_wait (\d+) (?:cpu_poll (\d+) )?"
                   r"(?:slept (\d+) )?(?:cap (-?\d+) )?"
-                  r"(?:poll_ns (\d+) )?"
+                  r"(?:poll_ns (\d+) )?(?:block_ns (\d+) )?"
                   r"(?:caught (\d) bh (\d) timers (\d)|flags (\d+))")
 
 
 def iter_flags(m):
     """(caught, bh, need_wait) of an aio_poll_iter match, old or new
     format"""
-    if m.group(13) is not None:
-        f = int(m.group(13))
+    if m.group(14) is not None:
+        f = int(m.group(14))
         return bool(f & 1), bool(f & 2), bool(f & 8)
-    return m.group(10) == "1", m.group(11) == "1", False
+    return m.group(11) == "1", m.group(12) == "1", False
 
 
 def parse(path):
     """{ctx: [(t0, t_poll, t_wait, cpu_poll, slept, cap, poll_ns, caught,
-    bh, need_wait, [(node, polled)])]} of the blocking iterations;
-    cpu_poll, slept, cap and poll_ns are None in logs of older traced
-    builds"""
+    bh, need_wait, [(node, polled)], block_ns)]} of the blocking
+    iterations; cpu_poll, slept, cap, poll_ns and block_ns are None in logs
+    of older traced builds"""
     per_ctx, ready = {}, {}
     with open(path, errors="replace") as f:
         for line in f:
@@ -124,7 +126,8 @@ def parse(path):
                  None if m.group(7) is None else int(m.group(7)),
                  None if m.group(8) is None else int(m.group(8)),
                  None if m.group(9) is None else int(m.group(9)),
-                 *iter_flags(m), nodes))
+                 *iter_flags(m), nodes,
+                 None if m.group(10) is None else int(m.group(10))))
     return per_ctx
 
 
@@ -246,7 +249,7 @@ def complete(iters, window, sleep_ns, wakes=None):
             "ends": {"p": 0, "f": 0, "t": 0},
             "wake_found": 0, "wake_multi": 0}
     for t0, t_poll, t_wait, cpu_poll, vcsw, cap, pns, caught, bh, nw, \
-            nodes in iters:
+            nodes, block_ns in iters:
         polled = sorted({ids.setdefault(n, len(ids)) for n, p in nodes if p})
         if polled and max(polled) >= 64:
             sys.exit("complete.py: more than 64 polled handlers")
@@ -258,9 +261,18 @@ def complete(iters, window, sleep_ns, wakes=None):
         slept = iter_slept((t0, t_poll, t_wait, cpu_poll, vcsw, cap, pns,
                             caught), sleep_ns)
         wait = (t_poll if caught else t_wait) - t0
+        polled_ns = (t_wait if caught else t_poll) - t0
         if caught and cpu_poll is not None:
             # what polling took to catch it, without preemption
             wait = min(wait, max(cpu_poll - base, 0))
+        if block_ns:
+            # what the run's policy was given: at its growth boundary the
+            # tens of ns of clock reads between t0 and aio_poll()'s own
+            # start decide
+            if caught:
+                polled_ns = block_ns
+            else:
+                wait = block_ns
         arrive = ""
         if wakes is not None:
             t, k = arrival(wakes, t_poll, t_wait) if slept else (None, 0)
@@ -272,8 +284,7 @@ def complete(iters, window, sleep_ns, wakes=None):
                     lat.append(t_wait - t)
         lines.append("i %d %s %d %s %d %d %d %d%s\n" % (
             wait, end, 2 if caught else int(slept),
-            ",".join(map(str, polled)) or "-",
-            (t_wait if caught else t_poll) - t0,
+            ",".join(map(str, polled)) or "-", polled_ns,
             -1 if cap is None else cap, -1 if pns is None else pns,
             int(nw), arrive))
         if pns is not None:

@@ -14,7 +14,8 @@ as text):
   aio_poll_ready ctx node polled
       before dispatch, once per handler on the ready list; polled is 1 if
       the handler has an io_poll() callback (polling could catch it)
-  aio_poll_iter ctx t0 t_poll t_wait cpu_poll slept cap poll_ns flags
+  aio_poll_iter ctx t0 t_poll t_wait cpu_poll slept cap poll_ns block_ns
+                flags
       at the end of aio_poll(): t0 when it started, t_poll when
       try_poll_mode() returned, t_wait when the fd wait returned
       (CLOCK_MONOTONIC ns; t_wait - t_poll is the blocking wait; t_wait -
@@ -27,10 +28,14 @@ as text):
       iteration (the wait's timeout, as try_poll_mode() caps polling with
       it; 0 if the fd monitor needs a wait first; -1 for no cap), poll_ns
       the polling time the policy had set (what try_poll_mode() polls for
-      before that cap), flags: 1 polling found the event, 2 bottom halves
-      ran, 4 timers ran, 8 the fd monitor needed a wait first (need_wait():
-      io_uring after an fd event, or a handler without io_poll()), so that
-      no policy could poll
+      before that cap), block_ns the wait that aio_poll() itself measured
+      and gave the policy (0 when it measured none: poll-max-ns=0, or the
+      fd monitor kept the whole series' policy from polling; t_wait - t0
+      differs from it by the clock reads of both, tens of ns, which decide
+      at a policy's growth boundary), flags: 1 polling found the event, 2
+      bottom halves ran, 4 timers ran, 8 the fd monitor needed a wait first
+      (need_wait(): io_uring after an fd event, or a handler without
+      io_poll()), so that no policy could poll
 
 harness/replay/complete.py turns a log of these into a complete trace (every
 iteration, whatever ended it) and the measured polling time and blocking
@@ -87,6 +92,7 @@ EDITS = [
      "    if (blocking) {\n"
      "        trace_aio_poll_iter(ctx, apw_t0, apw_t1, apw_t2, apw_c1 - apw_c0,\n"
      "                            apw_ru.ru_nvcsw - apw_v1, apw_cap, apw_pns,\n"
+     "                            block_ns,\n"
      "                            apw_caught | apw_bh << 1 | apw_timers << 2 |\n"
      "                            apw_nw << 3);\n"
      "    }\n"
@@ -95,9 +101,10 @@ EDITS = [
      "aio_poll_ready(void *ctx, void *node, int polled) \"ctx %p node %p polled %d\"\n"
      "aio_poll_iter(void *ctx, int64_t t0, int64_t t_poll, "
      "int64_t t_wait, int64_t cpu_poll, long slept, int64_t cap, "
-     "int64_t poll_ns, int flags) \"ctx %p t0 %\"PRId64\" t_poll %\"PRId64\" "
-     "t_wait %\"PRId64\" cpu_poll %\"PRId64\" slept %ld cap %\"PRId64\" "
-     "poll_ns %\"PRId64\" flags %d\"\n", "after"),
+     "int64_t poll_ns, int64_t block_ns, int flags) \"ctx %p t0 %\"PRId64\" "
+     "t_poll %\"PRId64\" t_wait %\"PRId64\" cpu_poll %\"PRId64\" "
+     "slept %ld cap %\"PRId64\" poll_ns %\"PRId64\" block_ns %\"PRId64\" "
+     "flags %d\"\n", "after"),
 ]
 
 

@@ -104,6 +104,41 @@ class CompleteNeedWait(unittest.TestCase):
         self.assertEqual(m["need_wait"], 2)
 
 
+class CompleteBlockNs(unittest.TestCase):
+    """block_ns of aio_poll_iter, what aio_poll() gave the run's policy,
+    is the trace's wait where polling did not catch the event and its
+    polled_ns where it did; 0 (no policy measured it) and logs without it
+    keep the trace's own clock reads"""
+
+    def test_block_ns(self):
+        with tempfile.TemporaryDirectory() as d:
+            log, out = os.path.join(d, "l.log"), os.path.join(d, "t.trace")
+            with open(log, "w") as f:
+                # slept, pending, caught (flag 1), slept without block_ns
+                # measured, and an older log's line
+                for k, (slept, flags, bns) in enumerate(
+                        ((1, 0, 4990), (0, 0, 4040), (0, 1, 4970),
+                         (1, 0, 0))):
+                    t = 1000 + k * 10000
+                    f.write("aio_poll_ready ctx 0xa node 0x1 polled 1\n")
+                    f.write("aio_poll_iter ctx 0xa t0 %d t_poll %d t_wait %d "
+                            "cpu_poll 3050 slept %d cap -1 poll_ns 4000 "
+                            "block_ns %d flags %d\n" % (
+                                t, t + 4100 if flags else t + 4000, t + 5000,
+                                slept, bns, flags))
+                f.write(iter_line("0xa", 50000))
+            subprocess.run([sys.executable, COMPLETE, log, "--out", out],
+                           check=True, capture_output=True)
+            with open(out) as f:
+                cols = [(int(line.split()[1]), int(line.split()[5]))
+                        for line in f if line.startswith("i ")]
+        # (wait_ns, polled_ns); the caught one's wait is its polling's CPU
+        # time less the base of the iterations that did not poll (the last
+        # one's 50 ns)
+        self.assertEqual(cols, [(4990, 4000), (4040, 4000), (3000, 4970),
+                                (5000, 4000), (5000, 100)])
+
+
 class CompleteWakeups(unittest.TestCase):
     """--wakeups: a slept wait's arrive_ns is the last sched_waking within
     its fd wait (the middle of its microsecond, kept within the wait); -1
