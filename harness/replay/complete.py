@@ -31,10 +31,11 @@ aio-poll-replay --priced reads:
             began)
   wait_ns   from the start of aio_poll() to the end of the fd wait:
             the block_ns that aio_poll() measured and gave the run's policy,
-            where the log has it (not 0), else the trace's own t_wait - t0;
-            if polling caught the event, the thread's CPU time of that
-            polling (the trace's cpu_poll), which leaves out the time the
-            thread was preempted
+            where the log has it (not 0), else the trace's own t_wait - t0
+            (the line's other times count from the same start); if polling
+            caught the event, the thread's CPU time of that polling (the
+            trace's cpu_poll), which leaves out the time the thread was
+            preempted
   polled_ns how long the recorded run polled (start of aio_poll() to the
             end of try_poll_mode()): an event of a polled handler that it
             slept for came after that; if polling caught the event, the
@@ -260,23 +261,24 @@ def complete(iters, window, sleep_ns, wakes=None):
         end = "p" if polled or (bh and not nodes) else "f" if nodes else "t"
         slept = iter_slept((t0, t_poll, t_wait, cpu_poll, vcsw, cap, pns,
                             caught), sleep_ns)
-        wait = (t_poll if caught else t_wait) - t0
-        polled_ns = (t_wait if caught else t_poll) - t0
+        # The wait's times count from the start of aio_poll(): where the
+        # run's policy was given a block_ns, from where that block_ns
+        # began (its wait ends at t_wait), so that the wait is what the
+        # policy saw: at its growth boundary the tens of ns of clock reads
+        # between t0 and aio_poll()'s own start decide, and a thread
+        # preempted between the two saw a shorter wait than t_wait - t0
+        start = t_wait - block_ns if block_ns and not caught else t0
+        wait = (t_poll if caught else t_wait) - start
+        polled_ns = (t_wait if caught else t_poll) - start
         if caught and cpu_poll is not None:
             # what polling took to catch it, without preemption
             wait = min(wait, max(cpu_poll - base, 0))
-        if block_ns:
-            # what the run's policy was given: at its growth boundary the
-            # tens of ns of clock reads between t0 and aio_poll()'s own
-            # start decide
-            if caught:
-                polled_ns = block_ns
-            else:
-                wait = block_ns
+        if caught and block_ns:
+            polled_ns = block_ns
         arrive = ""
         if wakes is not None:
             t, k = arrival(wakes, t_poll, t_wait) if slept else (None, 0)
-            arrive = " %d" % (-1 if t is None else t - t0)
+            arrive = " %d" % (-1 if t is None else t - start)
             if slept:
                 meas["wake_found"] += t is not None
                 meas["wake_multi"] += k > 1

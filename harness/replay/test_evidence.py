@@ -106,9 +106,10 @@ class CompleteNeedWait(unittest.TestCase):
 
 class CompleteBlockNs(unittest.TestCase):
     """block_ns of aio_poll_iter, what aio_poll() gave the run's policy,
-    is the trace's wait where polling did not catch the event and its
-    polled_ns where it did; 0 (no policy measured it) and logs without it
-    keep the trace's own clock reads"""
+    is the trace's wait where polling did not catch the event, the line's
+    other times then counting from where it began, and its polled_ns where
+    polling caught it; 0 (no policy measured it) and logs without it keep
+    the trace's own clock reads"""
 
     def test_block_ns(self):
         with tempfile.TemporaryDirectory() as d:
@@ -135,8 +136,39 @@ class CompleteBlockNs(unittest.TestCase):
         # (wait_ns, polled_ns); the caught one's wait is its polling's CPU
         # time less the base of the iterations that did not poll (the last
         # one's 50 ns)
-        self.assertEqual(cols, [(4990, 4000), (4040, 4000), (3000, 4970),
+        # the other times of a line with block_ns count from where it
+        # began: t_wait - block_ns (the pending one's 960 ns after t0, as
+        # for a thread preempted before aio_poll() read the clock)
+        self.assertEqual(cols, [(4990, 3990), (4040, 3040), (3000, 4970),
                                 (5000, 4000), (5000, 100)])
+
+
+    def test_arrival_from_block_ns(self):
+        """a slept wait's arrive_ns counts from where its block_ns began,
+        as its wait does, and so stays within it"""
+        with tempfile.TemporaryDirectory() as d:
+            log, out = os.path.join(d, "l.log"), os.path.join(d, "t.trace")
+            wk = os.path.join(d, "w.txt")
+            with open(log, "w") as f:
+                # t0 1.000010 s; preempted 17 us before aio_poll()'s own
+                # clock read: block_ns 16000 of t_wait - t0 = 33000
+                f.write("aio_poll_ready ctx 0xa node 0x1 polled 1\n")
+                f.write("aio_poll_iter ctx 0xa t0 1000010000 t_poll "
+                        "1000029000 t_wait 1000043000 cpu_poll 2000 slept 1 "
+                        "cap -1 poll_ns 2000 block_ns 16000 flags 0\n")
+            with open(wk, "w") as f:
+                f.write("# apw sched-wakeups: clock mono, overrun 0\n")
+                f.write("  IO io1-7 [001] d..2. 1.000040: sched_waking: "
+                        "comm=IO io1 pid=42 prio=120 target_cpu=001\n")
+            subprocess.run([sys.executable, COMPLETE, log, "--out", out,
+                            "--wakeups", wk], check=True,
+                           capture_output=True)
+            with open(out) as f:
+                cols = [line.split() for line in f if line.startswith("i ")]
+        # wait 16000 from 1.000027 s: polled 2000, the wakeup at 1.0000405
+        # s 13500 ns in
+        self.assertEqual((cols[0][1], cols[0][5], cols[0][9]),
+                         ("16000", "2000", "13500"))
 
 
 class CompleteWakeups(unittest.TestCase):
