@@ -114,6 +114,11 @@ traced_build() {
         storage-daemon/qemu-storage-daemon
 }
 
+# price_of FILE: "CPU_NS LATENCY_NS" of io_uring in FILE, a wakeup_cost.csv
+price_of() {
+    sed -n 's/^io_uring,[-0-9]*,[-0-9]* (\([0-9]*\),\([0-9]*\))$/\1 \2/p' "$1"
+}
+
 # wakeup_price OUT: OUT/wakeup-cost.csv; prints "CPU_NS LATENCY_NS" of
 # io_uring (fdmon-io_uring is what the IOThreads use here): the medians,
 # which a shared machine's preemptions move far less than the means
@@ -123,7 +128,7 @@ wakeup_price() {
         -luring -lpthread || die "evidence: wakeup_cost.c does not build"
     flock -x /tmp/apw-cpu.lock "$out/wakeup_cost" 20000 50000 \
         > "$out/wakeup-cost.csv" || die "evidence: wakeup_cost failed"
-    sed -n 's/^io_uring,[-0-9]*,[-0-9]* (\([0-9]*\),\([0-9]*\))$/\1 \2/p' "$out/wakeup-cost.csv"
+    price_of "$out/wakeup-cost.csv"
 }
 
 # irq_charge OUT [REPS]: OUT/irq-charge.csv, how much of a polling thread's
@@ -158,8 +163,7 @@ irq_charge() {
 
 # The price committed with the recordings
 committed_price() {
-    sed -n 's/^io_uring,[-0-9]*,[-0-9]* (\([0-9]*\),\([0-9]*\))$/\1 \2/p' \
-        "$EVIDENCE_RESULTS/wakeup-cost.csv"
+    price_of "$EVIDENCE_RESULTS/wakeup-cost.csv"
 }
 
 # replay_tool OUT: the replay against the series' libqemuutil.a, of its all
@@ -234,8 +238,7 @@ cmd_evidence() {
         else
             cp "$EVIDENCE_RESULTS/wakeup-cost.csv" "$out/"
         fi
-        price=$(sed -n 's/^io_uring,[-0-9]*,[-0-9]* (\([0-9]*\),\([0-9]*\))$/\1 \2/p' \
-            "$out/wakeup-cost.csv")
+        price=$(price_of "$out/wakeup-cost.csv")
     else
         say "the price of a wakeup"
         price=$(wakeup_price "$out")
@@ -363,6 +366,37 @@ evidence_check() {
         return 1
     }
     irq_probe_check "$out"
+}
+
+# The recording whose traces hold aio_poll()'s own block_ns (2026-12-05,
+# results/evidence-exact/README.md): validated with the polling gate on
+EVIDENCE_EXACT_TRACES=$EVIDENCE_DIR/traces/exact
+EVIDENCE_EXACT_RESULTS=$EVIDENCE_RESULTS/evidence-exact
+
+# ./apw test: the exact recording, replayed now at its own price, gives its
+# committed tables, and the replay's polling time and blocking wakeups per
+# I/O are within 10% of every judged run's
+evidence_exact_check() {
+    local out=$BW/evidence-test-exact price f
+    [ -f "$EVIDENCE_EXACT_TRACES/measured.csv" ] ||
+        { echo "no recording in $EVIDENCE_EXACT_TRACES"; return 1; }
+    rm -rf "$out"
+    mkdir -p "$out"
+    replay_tool "$out"
+    price=$(price_of "$EVIDENCE_EXACT_RESULTS/wakeup-cost.csv")
+    [ -n "$price" ] || { echo "no price in $EVIDENCE_EXACT_RESULTS"; return 1; }
+    /usr/bin/python3 "$EVIDENCE_DIR/evidence.py" validate \
+        --check polling_ns_per_io,wakeups_per_io \
+        --traces "$EVIDENCE_EXACT_TRACES" --replay "$out/aio-poll-replay" \
+        --out "$out" --wakeup-cpu "${price% *}" --wakeup-latency "${price#* }" ||
+        return 1
+    for f in replay-validation.csv replay-priced.csv replay-lockstep.csv \
+            validation.md priced.md; do
+        cmp "$out/$f" "$EVIDENCE_EXACT_RESULTS/$f" || {
+            echo "$EVIDENCE_EXACT_RESULTS/$f is not what the recording gives now"
+            return 1
+        }
+    done
 }
 
 # irq_probe_check OUT: the interrupt probe builds, refuses a file it

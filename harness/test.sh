@@ -345,6 +345,7 @@ cmd_test() {
         # replayed against the pinned figures just above
         if [ -z "${APW_ALL_BASES:-}" ] || [ "$APW_BASE" = "${APW_BASES%% *}" ]; then
             check "replay: priced; the recordings give the committed validation" evidence_check
+            check "replay: the exact recording, polling and wakeups within 10%" evidence_exact_check
         else
             echo "--   replay, priced: run on ${APW_BASES%% *} only with --base all"
         fi
