@@ -360,12 +360,13 @@ def stall_free_entry(traces, r):
 def poll_entry(measured, traces, stalls=True):
     """the CPU of entering and leaving poll mode: the median over the traces
     that polled in at least 100 iterations of what each measured, less its
-    stalls (stall_free_entry()); with @stalls False, with them, as the
-    replay charged it until 2026-12-02"""
+    stalls (stall_free_entry()), 0 where negative (a recording whose few
+    polling runs were mostly stalled); with @stalls False, with them, as
+    the replay charged it until 2026-12-02"""
     e = [stall_free_entry(traces, r) if stalls else measured_entry(r)
          for r in measured]
     e = sorted(x for x in e if x is not None)
-    return e[len(e) // 2] if e else 0
+    return max(e[len(e) // 2], 0) if e else 0
 
 
 def venue_entry(traces, measured, run, entry):

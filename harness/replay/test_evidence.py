@@ -489,6 +489,12 @@ class VenueEntry(unittest.TestCase):
             self.assertEqual(evidence.venue_entry(
                 d, own + [row("g", "qd1", "w2", -50)], own, 1234), 0)
             self.assertEqual(evidence.venue_entry(d, own, own, 1234), 1234)
+            # the median of all runs, which venue_entry() falls back on,
+            # is not negative either (the replay refuses a negative cost)
+            self.assertEqual(evidence.poll_entry(
+                [row("n", "qd8", "w3", -112)], d), 0)
+            self.assertEqual(evidence.poll_entry(
+                [row("n", "qd8", "w3", 300)], d), 300)
 
 
 class Stalls(unittest.TestCase):
