@@ -336,28 +336,13 @@ evidence_add() {
 # same 10%: not yet the default, since the model is not yet within it
 # (RESULTS.md, "Where the evidence stands").
 evidence_check() {
-    local out=$BW/evidence-test price
-    [ -f "$EVIDENCE_TRACES/measured.csv" ] || { echo "no recordings in $EVIDENCE_TRACES"; return 1; }
+    local out=$BW/evidence-test
     # Unit tests: complete.py's choice of AioContext, evidence.py's runs
     # with several IOThreads
     /usr/bin/python3 "$EVIDENCE_DIR/test_evidence.py" || return 1
-    rm -rf "$out"
-    mkdir -p "$out"
-    replay_tool "$out"
-    price=$(committed_price)
-    /usr/bin/python3 "$EVIDENCE_DIR/evidence.py" validate \
-        --check "${EVIDENCE_GATE:+polling_ns_per_io,}wakeups_per_io" \
-        --traces "$EVIDENCE_TRACES" --replay "$out/aio-poll-replay" \
-        --out "$out" --wakeup-cpu "${price% *}" --wakeup-latency "${price#* }" ||
-        return 1
-    cmp "$out/replay-validation.csv" "$EVIDENCE_RESULTS/replay-validation.csv" &&
-        cmp "$out/replay-priced.csv" "$EVIDENCE_RESULTS/replay-priced.csv" &&
-        cmp "$out/replay-lockstep.csv" "$EVIDENCE_RESULTS/replay-lockstep.csv" &&
-        cmp "$out/validation.md" "$EVIDENCE_RESULTS/replay-validation.md" &&
-        cmp "$out/priced.md" "$EVIDENCE_RESULTS/replay-priced.md" || {
-        echo "the committed tables in results/ are not what the recordings give now"
-        return 1
-    }
+    recording_check "$out" "$EVIDENCE_TRACES" "$(committed_price)" \
+        "${EVIDENCE_GATE:+polling_ns_per_io,}wakeups_per_io" \
+        "$EVIDENCE_RESULTS" replay- || return 1
     "$out/aio-poll-replay" "${EVIDENCE_SYNTH[@]}" \
         > "$out/replay-synthetic-priced.csv" || return 1
     cmp "$out/replay-synthetic-priced.csv" \
@@ -366,6 +351,33 @@ evidence_check() {
         return 1
     }
     irq_probe_check "$out"
+}
+
+# recording_check OUT TRACES PRICE CHECKS RESULTS MD: replay the committed
+# recording TRACES at PRICE ("CPU_NS LATENCY_NS") into OUT (the replay
+# built there too), fail if a judged figure of CHECKS (evidence.py validate
+# --check) is over 10% off, and compare the tables with RESULTS' (its
+# validation.md and priced.md named with the prefix MD there)
+recording_check() {
+    local out=$1 traces=$2 price=$3 checks=$4 results=$5 md=$6 f g
+    [ -f "$traces/measured.csv" ] || { echo "no recordings in $traces"; return 1; }
+    [ -n "$price" ] || { echo "no price of a wakeup for $traces"; return 1; }
+    rm -rf "$out"
+    mkdir -p "$out"
+    replay_tool "$out"
+    /usr/bin/python3 "$EVIDENCE_DIR/evidence.py" validate --check "$checks" \
+        --traces "$traces" --replay "$out/aio-poll-replay" \
+        --out "$out" --wakeup-cpu "${price% *}" --wakeup-latency "${price#* }" ||
+        return 1
+    for f in replay-validation.csv replay-priced.csv replay-lockstep.csv \
+            validation.md priced.md; do
+        g=$f
+        [ "${f%.md}" = "$f" ] || g=$md$f
+        cmp "$out/$f" "$results/$g" || {
+            echo "$results/$g is not what the recording gives now"
+            return 1
+        }
+    done
 }
 
 # The recording whose traces hold aio_poll()'s own block_ns (2026-12-05,
@@ -377,26 +389,9 @@ EVIDENCE_EXACT_RESULTS=$EVIDENCE_RESULTS/evidence-exact
 # committed tables, and the replay's polling time and blocking wakeups per
 # I/O are within 10% of every judged run's
 evidence_exact_check() {
-    local out=$BW/evidence-test-exact price f
-    [ -f "$EVIDENCE_EXACT_TRACES/measured.csv" ] ||
-        { echo "no recording in $EVIDENCE_EXACT_TRACES"; return 1; }
-    rm -rf "$out"
-    mkdir -p "$out"
-    replay_tool "$out"
-    price=$(price_of "$EVIDENCE_EXACT_RESULTS/wakeup-cost.csv")
-    [ -n "$price" ] || { echo "no price in $EVIDENCE_EXACT_RESULTS"; return 1; }
-    /usr/bin/python3 "$EVIDENCE_DIR/evidence.py" validate \
-        --check polling_ns_per_io,wakeups_per_io \
-        --traces "$EVIDENCE_EXACT_TRACES" --replay "$out/aio-poll-replay" \
-        --out "$out" --wakeup-cpu "${price% *}" --wakeup-latency "${price#* }" ||
-        return 1
-    for f in replay-validation.csv replay-priced.csv replay-lockstep.csv \
-            validation.md priced.md; do
-        cmp "$out/$f" "$EVIDENCE_EXACT_RESULTS/$f" || {
-            echo "$EVIDENCE_EXACT_RESULTS/$f is not what the recording gives now"
-            return 1
-        }
-    done
+    recording_check "$BW/evidence-test-exact" "$EVIDENCE_EXACT_TRACES" \
+        "$(price_of "$EVIDENCE_EXACT_RESULTS/wakeup-cost.csv")" \
+        polling_ns_per_io,wakeups_per_io "$EVIDENCE_EXACT_RESULTS" ""
 }
 
 # irq_probe_check OUT: the interrupt probe builds, refuses a file it

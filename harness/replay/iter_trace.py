@@ -29,10 +29,10 @@ as text):
       it; 0 if the fd monitor needs a wait first; -1 for no cap), poll_ns
       the polling time the policy had set (what try_poll_mode() polls for
       before that cap), block_ns the wait that aio_poll() itself measured
-      and gave the policy (0 when it measured none: poll-max-ns=0, or the
-      fd monitor kept the whole series' policy from polling; t_wait - t0
-      differs from it by the clock reads of both, tens of ns, which decide
-      at a policy's growth boundary), flags: 1 polling found the event, 2
+      and gave the policy (0 when it measured none: poll-max-ns=0, or,
+      with patches 13 and 15 of the series, a wait that could not poll;
+      t_wait - t0 differs from it by the clock reads of both, tens of ns,
+      which decide at a policy's growth boundary), flags: 1 polling found the event, 2
       bottom halves ran, 4 timers ran, 8 the fd monitor needed a wait first
       (need_wait(): io_uring after an fd event, or a handler without
       io_poll()), so that no policy could poll
