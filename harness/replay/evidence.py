@@ -986,12 +986,22 @@ def new_ratio(rows, ref, col):
     return int(rows["new-w3"][col]) / max(int(rows[ref][col]), 1)
 
 
+def only_traces(traces, only):
+    """@traces whose name matches the regular expression @only (all of
+    them where @only is None)"""
+    return [t for t in traces if only is None or re.search(only, t)]
+
+
 def replay_ways(a, measured, traces, ways):
     """(the cost of entering poll mode charged, [{trace: {policy: priced
     row}}] of @traces replayed once with each list of replay options of
     @ways, {(venue, workload, kind of trace): [traces]}) for
     counterfactual(), arrivals() and bounds()"""
     entry = poll_entry(measured, a.traces)
+    traces = only_traces(traces, a.only)
+    if not traces:
+        sys.exit("evidence.py: no trace of %s matches --only %s"
+                 % (a.traces, a.only))
     os.makedirs(a.out, exist_ok=True)
     by = []
     for opts in ways:
@@ -1162,7 +1172,7 @@ def bounds(a):
     with open(os.path.join(a.out, "bounds.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["trace", "policy", "cpu_ns", "optimum_cpu_ns"])
-        for t in traces:
+        for t in only_traces(traces, a.only):
             for _, pol in BOUND_COLUMNS:
                 w.writerow([t, pol, by[t][pol]["cpu_ns"],
                             by[t]["optimum"]["cpu_ns"]])
@@ -1528,6 +1538,11 @@ def main():
         p.add_argument("--replay-arg", action="append", default=[],
                        help="an option for every replay (e.g. "
                        "--replay-arg=--no-after-recorded)")
+    for p in (t, k, w, b, x):
+        p.add_argument("--only", metavar="REGEX",
+                       help="replay only the traces whose name matches; "
+                       "the cost of entering poll mode is still the "
+                       "median over every run of the recording")
     v.add_argument("--max-error", type=float, default=0.10)
     v.add_argument("--check", nargs="?", type=check_metrics, default=[],
                    const=list(METRICS))

@@ -707,6 +707,20 @@ class Bounds(unittest.TestCase):
         self.assertAlmostEqual(got[-1][1], 260 / 120)
 
 
+class OnlyTraces(unittest.TestCase):
+    """--only: the traces replayed, matched anywhere in the name"""
+
+    def test_only(self):
+        ts = ["nbd-randread-8k-qd8-new-r1.trace.gz",
+              "nbd-randread-8k-qd1-rate-new-r1.trace.gz",
+              "guest-randread-8k-qd8-floor-r2.trace.gz"]
+        self.assertEqual(evidence.only_traces(ts, None), ts)
+        self.assertEqual(evidence.only_traces(ts, "qd8"), [ts[0], ts[2]])
+        self.assertEqual(evidence.only_traces(ts, "^nbd-randread-8k-qd8-"),
+                         ts[:1])
+        self.assertEqual(evidence.only_traces(ts, "guest8"), [])
+
+
 def write_gz(path, lines):
     with gzip.open(path, "wt") as f:
         f.write("".join(l + "\n" for l in lines))
