@@ -142,6 +142,14 @@ cmd_replay() {
     priced_case "$out" priced-window 10000 2000 \
         ',(best-fixed|optimum|clairvoyant-window[a-z0-9-]*),' \
         --weights 3 --clairvoyant
+    # ... --edges-only: the best fixed times among the histogram's bin
+    # edges only, where the best arrival lies between two
+    priced_case "$out" priced-edges 10000 2000 \
+        ',(best-fixed|optimum|clairvoyant-since-long),' \
+        --weights 3 --clairvoyant
+    priced_case "$out" priced-edges@edges 10000 2000 \
+        ',(best-fixed|optimum|clairvoyant-since-long),' \
+        --weights 3 --clairvoyant --edges-only
     # ... --context-rule: the policy of patches 9-13 with a histogram per
     # position after the last long wait learns it online
     priced_case "$out" priced-context@rule 10000 2000 ',new-w3,' \

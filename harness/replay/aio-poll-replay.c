@@ -1563,16 +1563,28 @@ static bool fixed_better(const Priced *r, const Priced *best,
     return priced_cpu(r, pr) < priced_cpu(best, pr);
 }
 
+/*
+ * --edges-only: the best fixed polling times (best-fixed, best-fixed-lat
+ * and the clairvoyant references) chosen among the times that patch 9's
+ * histogram can choose, its bins' edges (poll-max-ns >> k, k = 0 ..
+ * AIO_POLL_BINS - 1) and 0, instead of among all of the trace's arrivals:
+ * what the histogram's resolution costs a rule that knows as much
+ */
+static bool edges_only;
+
 static void replay_best_fixed(const Trace *tr, const Params *p,
                               const Price *pr, int64_t budget_ns,
                               Priced *best, Priced *best_lat)
 {
-    g_autofree int64_t *cand = g_new(int64_t, tr->n + 2);
+    g_autofree int64_t *cand = g_new(int64_t, tr->n + AIO_POLL_BINS + 2);
     size_t i, n = 0;
 
     *best = *best_lat = replay_fixed(tr, pr, 0);
     cand[n++] = p->max_ns;
-    for (i = 0; i < tr->n; i++) {
+    for (i = 0; edges_only && i < AIO_POLL_BINS - 1; i++) {
+        cand[n++] = p->max_ns >> (i + 1);
+    }
+    for (i = 0; !edges_only && i < tr->n; i++) {
         int64_t a = iter_arrival(&tr->it[i], pr);
 
         if (a > 0 && a < p->max_ns) {
@@ -2389,6 +2401,10 @@ static void usage(FILE *f)
 "                   (clairvoyant-prev2), each stretch of %d waits\n"
 "                   (clairvoyant-window) and both (clairvoyant-window-\n"
 "                   prev1): bounds on rules that know that much\n"
+"  --edges-only     the best fixed polling times (best-fixed, best-fixed-lat,\n"
+"                   the clairvoyant references) only among 0 and the\n"
+"                   edges of patch 9's histogram bins, the times it can\n"
+"                   choose, not among all of the trace's arrivals\n"
 "  --no-references  with --priced, replay the policies only (optimum_cpu_ns\n"
 "                   0)\n"
 "  --no-stalls      read complete traces without their stalls (the waits\n"
@@ -2484,6 +2500,7 @@ int main(int argc, char **argv)
         { "no-after-recorded", no_argument, NULL, 'A' },
         { "no-arrivals", no_argument, NULL, 'N' },
         { "clairvoyant", no_argument, NULL, 'K' },
+        { "edges-only", no_argument, NULL, 'B' },
         { "context-rule", required_argument, NULL, 'X' },
         { "policy-sees-arrivals", no_argument, NULL, 'Y' },
         { "policy-wakeup-cpu", required_argument, NULL, 'U' },
@@ -2573,6 +2590,9 @@ int main(int argc, char **argv)
             break;
         case 'K':
             clairvoyant = true;
+            break;
+        case 'B':
+            edges_only = true;
             break;
         case 'Y':
             policy_sees_arrivals = true;
