@@ -1581,14 +1581,17 @@ static void replay_best_fixed(const Trace *tr, const Params *p,
 
     *best = *best_lat = replay_fixed(tr, pr, 0);
     cand[n++] = p->max_ns;
-    for (i = 0; edges_only && i < AIO_POLL_BINS - 1; i++) {
-        cand[n++] = p->max_ns >> (i + 1);
-    }
-    for (i = 0; !edges_only && i < tr->n; i++) {
-        int64_t a = iter_arrival(&tr->it[i], pr);
+    if (edges_only) {
+        for (i = 1; i < AIO_POLL_BINS; i++) {
+            cand[n++] = p->max_ns >> i;
+        }
+    } else {
+        for (i = 0; i < tr->n; i++) {
+            int64_t a = iter_arrival(&tr->it[i], pr);
 
-        if (a > 0 && a < p->max_ns) {
-            cand[n++] = a;
+            if (a > 0 && a < p->max_ns) {
+                cand[n++] = a;
+            }
         }
     }
     qsort(cand, n, sizeof(*cand), gap_cmp);

@@ -1172,7 +1172,7 @@ def bounds(a):
     with open(os.path.join(a.out, "bounds.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["trace", "policy", "cpu_ns", "optimum_cpu_ns"])
-        for t in only_traces(traces, a.only):
+        for t in by:        # the traces replayed, in order
             for _, pol in BOUND_COLUMNS:
                 w.writerow([t, pol, by[t][pol]["cpu_ns"],
                             by[t]["optimum"]["cpu_ns"]])

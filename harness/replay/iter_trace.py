@@ -32,10 +32,10 @@ as text):
       and gave the policy (0 when it measured none: poll-max-ns=0, or,
       with patches 13 and 15 of the series, a wait that could not poll;
       t_wait - t0 differs from it by the clock reads of both, tens of ns,
-      which decide at a policy's growth boundary), flags: 1 polling found the event, 2
-      bottom halves ran, 4 timers ran, 8 the fd monitor needed a wait first
-      (need_wait(): io_uring after an fd event, or a handler without
-      io_poll()), so that no policy could poll
+      which decide at a policy's growth boundary), flags: 1 polling found
+      the event, 2 bottom halves ran, 4 timers ran, 8 the fd monitor needed
+      a wait first (need_wait(): io_uring after an fd event, or a handler
+      without io_poll()), so that no policy could poll
 
 harness/replay/complete.py turns a log of these into a complete trace (every
 iteration, whatever ended it) and the measured polling time and blocking
