@@ -645,6 +645,13 @@ class PairedReport(unittest.TestCase):
         self.assertIn("1.01 [1.01, 1.01] **met**", t)    # w3's IOPS vs unpatched
         sp = report.spread_table(list(cells.items()), order)
         self.assertIn("| guest8x2, randread-8k-qd8-j4 | w3 / series-floor | IOThread CPU/I/O | 5 |", sp)
+        # CPU against unpatched: w3 1.02-1.03x its floor, which is 1/1.2
+        # of unpatched's
+        i = text.index("### IOThread CPU per I/O vs unpatched (target: <= 1.00)")
+        line = next(l for l in text[i:].splitlines()
+                    if l.startswith("| guest8x2"))
+        cols = [c.strip() for c in line.strip("|").split("|")]
+        self.assertEqual(cols[2], "0.85 [0.85, 0.86] **met**")
 
 
 
