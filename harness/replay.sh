@@ -159,6 +159,23 @@ cmd_replay() {
     priced_case "$out" priced-sees 10000 2000 ',new-w3,' --weights 3
     priced_case "$out" priced-sees@arrivals 10000 2000 ',new-w3,' \
         --weights 3 --policy-sees-arrivals
+    # ... --len-clamp: an fd event found ready after polling counts as
+    # ending within the polling time, and the policy stops alternating
+    # between polling and sleeping for it
+    priced_case "$out" priced-fdclamp 16384 2000 ',new-w3,' \
+        --weights 3 --poll-entry 1000 --policy-wakeup-cpu 16384
+    priced_case "$out" priced-fdclamp@clamp 16384 2000 ',new-w3,' \
+        --weights 3 --poll-entry 1000 --policy-wakeup-cpu 16384 --len-clamp
+    # ... --class-report: per position after the last long wait, the
+    # online rule beside the best fixed time for the same waits (stderr)
+    (cd "$REPLAY_DIR" && "$out/aio-poll-replay" --priced --weights 3 \
+        --wakeup-cpu 10000 --wakeup-latency 2000 --context-rule 4 \
+        --class-report tests/priced-context.trace 2> "$out/report.txt" \
+        > /dev/null) &&
+        diff -u "$REPLAY_DIR/tests/priced-context@report.expected" \
+            "$out/report.txt" ||
+        die "replay: --class-report of tests/priced-context.trace no" \
+            "longer gives tests/priced-context@report.expected"
     # ... 10.2.2's handlers before their first event in a trace: idle ones
     priced_case "$out" priced-idlestart 3000 2000 ',unpatched,' --weights 3
     # ... and the idle ones leaving the poll list in the middle of a trace

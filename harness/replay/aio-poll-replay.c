@@ -883,6 +883,25 @@ static int context_classes;
  */
 static bool policy_sees_arrivals;
 
+/*
+ * --class-report: with --context-rule, per class of clairvoyant-since-long,
+ * what the online position rule (the last policy "new" replayed on the
+ * trace) did on the waits of that class beside the best fixed polling time
+ * in hindsight for them, to stderr.  A diagnostic: where the online rule
+ * loses against its clairvoyant counterpart.
+ */
+static bool class_report;
+
+/* What the online rule did in each iteration, for --class-report */
+typedef struct {
+    int since;              /* its class when it chose the polling time */
+    int64_t poll_ns;        /* the polling time it chose */
+    int64_t polled_ns;      /* what the wait cost it */
+    uint64_t wakeups;
+} ClassStep;
+
+static ClassStep *class_steps;
+
 /* The state of one replay */
 typedef struct {
     const Params *p;
@@ -1018,6 +1037,26 @@ static void series_adjust(Sim *s, uint64_t fired, int64_t block_ns)
  * that is not @counted (the fd monitor kept it from polling) only clears
  * poll_fired, as aio_poll() does since patch 13.
  */
+/*
+ * --len-clamp: a wait that polled for all of its polling time and then found
+ * its event ready (it returned within a wakeup's latency of the end of
+ * polling) counts as ending within the polling time, not after it: polling
+ * that long cost it no wakeup.  An experiment, not in the series.
+ */
+static bool len_clamp;
+
+static int64_t policy_len(const Sim *s, int64_t block_ns, bool slept)
+{
+    int64_t len = aio_poll_wait_len(s->poll_ns, block_ns, slept,
+                                    policy_latency_ns);
+
+    if (len_clamp && slept && s->poll_ns &&
+        block_ns - s->poll_ns <= policy_latency_ns) {
+        len = MIN(len, s->poll_ns);
+    }
+    return len;
+}
+
 static void new_adjust(Sim *s, uint64_t fired, int64_t block_ns, bool slept,
                        bool counted, size_t iter)
 {
@@ -1026,8 +1065,7 @@ static void new_adjust(Sim *s, uint64_t fired, int64_t block_ns, bool slept,
     int h;
 
     if (context_classes) {
-        int64_t len = aio_poll_wait_len(s->poll_ns, block_ns, slept,
-                                        policy_latency_ns);
+        int64_t len = policy_len(s, block_ns, slept);
 
         if (counted) {
             aio_poll_hist_add(&s->context[s->since], len, fired != 0,
@@ -1040,15 +1078,13 @@ static void new_adjust(Sim *s, uint64_t fired, int64_t block_ns, bool slept,
         return;     /* the real one has one histogram */
     }
     if (counted) {
-        aio_poll_hist_add(&s->hist,
-                          aio_poll_wait_len(s->poll_ns, block_ns, slept,
-                                            policy_latency_ns),
+        aio_poll_hist_add(&s->hist, policy_len(s, block_ns, slept),
                           fired != 0, s->p->max_ns, weight);
         s->poll_ns = aio_poll_hist_best(&s->hist, s->p->max_ns,
                                         policy_wakeup_ns);
     }
     if (policy_wakeup_ns != AIO_POLL_WAKEUP_NS ||
-        policy_latency_ns != AIO_POLL_WAKEUP_LATENCY_NS) {
+        policy_latency_ns != AIO_POLL_WAKEUP_LATENCY_NS || len_clamp) {
         return;     /* the real one has the tree's constants */
     }
 
@@ -1335,6 +1371,8 @@ static int64_t priced_wait(const Iter *it, const Price *pr, int64_t poll_ns,
 
     if (a <= reach) {
         if (it->end == END_FD) {
+            /* aio_poll() polled it all, then found the fd ready */
+            *slept = len_clamp && full;
             r->polled_ns += reach;
             r->latency_ns += reach - a;
             return reach;
@@ -1439,7 +1477,17 @@ static Priced replay_priced(const Trace *tr, const Params *p,
             r.agreed += d == 0;
             r.near += ABS(d) <= it->set / 10;
         }
+        if (class_steps && context_classes && pol->kind == POLICY_NEW) {
+            class_steps[i] = (ClassStep) {
+                .since = s.since, .poll_ns = poll_ns,
+                .polled_ns = -r.polled_ns, .wakeups = r.wakeups,
+            };
+        }
         block_ns = priced_wait(it, pr, poll_ns, &r, &slept);
+        if (class_steps && context_classes && pol->kind == POLICY_NEW) {
+            class_steps[i].polled_ns += r.polled_ns;
+            class_steps[i].wakeups = r.wakeups - class_steps[i].wakeups;
+        }
         if (policy_sees_arrivals && pol->kind == POLICY_NEW &&
             r.wakeups > wakeups && slept) {
             block_ns = MAX(iter_arrival(it, pr), poll_ns) +
@@ -1712,6 +1760,129 @@ static Priced replay_best_by_class(const Trace *tr, const Params *p,
     return sum;
 }
 
+/*
+ * --class-report: per class of clairvoyant-since-long, the online position
+ * rule's polling (class_steps, from its replay just before) beside the best
+ * fixed polling time in hindsight for the same waits, what each of the
+ * times the histogram can choose would have cost them, and how many of
+ * them could poll and had their event within a wakeup's CPU price (short),
+ * of which how many an fd without io_poll() ended (fd: polling cannot end
+ * such a wait, and a thread that polls through its event cannot tell when
+ * it came)
+ */
+static void class_report_rows(const Trace *tr, const Params *p,
+                              const Price *pr)
+{
+    g_autofree int *cls = g_new(int, tr->n);
+    g_autofree Iter *sub = g_new(Iter, tr->n);
+    size_t i;
+    int c, k, since;
+
+    for (i = 0, since = SINCE_LONG_CLASSES - 1; i < tr->n; i++) {
+        cls[i] = since;
+        since = iter_arrival(&tr->it[i], pr) > pr->cpu_ns ? 0 :
+                MIN(since + 1, SINCE_LONG_CLASSES - 1);
+    }
+    fprintf(stderr, "# %s: class waits same-class | online mean_poll_ns "
+            "polled_ns wakeups cpu_ns | best fixed_ns polled_ns wakeups "
+            "cpu_ns | cpu_ns at 0 and each edge | short fd\n", tr->name);
+    for (c = 0; c < SINCE_LONG_CLASSES; c++) {
+        Trace st = *tr;
+        Priced best, best_lat, f;
+        size_t n = 0, same = 0, nshort = 0, nfd = 0;
+        int64_t poll = 0, polled = 0;
+        uint64_t wakeups = 0;
+
+        for (i = 0; i < tr->n; i++) {
+            if (cls[i] != c) {
+                continue;
+            }
+            sub[n++] = tr->it[i];
+            if (tr->it[i].cap != 0 &&
+                iter_arrival(&tr->it[i], pr) <= pr->cpu_ns) {
+                /* a wait that the optimum may poll for */
+                nshort++;
+                nfd += tr->it[i].end == END_FD;
+            }
+            same += class_steps[i].since == MIN(c, context_classes - 1);
+            poll += class_steps[i].poll_ns;
+            polled += class_steps[i].polled_ns;
+            wakeups += class_steps[i].wakeups;
+        }
+        if (!n) {
+            continue;
+        }
+        st.it = sub;
+        st.n = n;
+        replay_best_fixed(&st, p, pr, INT64_MAX, &best, &best_lat);
+        fprintf(stderr, "%s %d %zu %zu | %" PRId64 " %" PRId64 " %" PRIu64
+                " %" PRId64 " | %" PRId64 " %" PRId64 " %" PRIu64 " %"
+                PRId64 " |", tr->name, c, n, same, poll / (int64_t)n,
+                polled, wakeups, polled + (int64_t)wakeups * pr->cpu_ns,
+                best.fixed_ns, best.polled_ns, best.wakeups,
+                priced_cpu(&best, pr));
+        for (k = AIO_POLL_BINS; k >= 0; k--) {
+            f = replay_fixed(&st, pr, k == AIO_POLL_BINS ? 0 :
+                             p->max_ns >> k);
+            fprintf(stderr, " %" PRId64, priced_cpu(&f, pr));
+        }
+        fprintf(stderr, " | %zu %zu\n", nshort, nfd);
+    }
+
+    /*
+     * Learnt, not told: each class's best time on the first half of the
+     * trace, applied to the second half
+     */
+    {
+        Trace second = *tr;
+        Priced sum = { 0 }, opt2, fix2, fix2_lat, hind = { 0 };
+        size_t half = tr->n / 2;
+
+        second.it = tr->it + half;
+        second.n = tr->n - half;
+        for (c = 0; c < SINCE_LONG_CLASSES; c++) {
+            Trace a = *tr, b = *tr;
+            Priced best, best_lat, f;
+            size_t na = 0, nb = 0;
+
+            for (i = 0; i < tr->n; i++) {
+                if (cls[i] == c && i < half) {
+                    sub[na++] = tr->it[i];
+                }
+            }
+            if (!na) {
+                continue;
+            }
+            a.it = sub;
+            a.n = na;
+            replay_best_fixed(&a, p, pr, INT64_MAX, &best, &best_lat);
+            for (i = half; i < tr->n; i++) {
+                if (cls[i] == c) {
+                    sub[nb++] = tr->it[i];
+                }
+            }
+            if (!nb) {
+                continue;
+            }
+            b.it = sub;
+            b.n = nb;
+            f = replay_fixed(&b, pr, best.fixed_ns);
+            sum.polled_ns += f.polled_ns;
+            sum.wakeups += f.wakeups;
+            replay_best_fixed(&b, p, pr, INT64_MAX, &best, &best_lat);
+            hind.polled_ns += best.polled_ns;
+            hind.wakeups += best.wakeups;
+        }
+        opt2 = replay_optimum(&second, pr);
+        replay_best_fixed(&second, p, pr, INT64_MAX, &fix2, &fix2_lat);
+        fprintf(stderr, "# %s second half: optimum %" PRId64 " best-fixed %"
+                PRId64 " since-long in hindsight %" PRId64 " since-long "
+                "learnt on the first half %" PRId64 "\n", tr->name,
+                priced_cpu(&opt2, pr), priced_cpu(&fix2, pr),
+                priced_cpu(&hind, pr), priced_cpu(&sum, pr));
+    }
+}
+
 static void clairvoyant_rows(FILE *out, const Trace *tr, const Params *p,
                              const Price *pr, const Priced *opt)
 {
@@ -1816,6 +1987,10 @@ static void run_priced(FILE *out, FILE *ls, Trace **trs, int ntr,
                 Policy new = { POLICY_NEW, pols[j].weight };
 
                 g_free(name);
+                if (class_report) {
+                    g_free(class_steps);
+                    class_steps = g_new0(ClassStep, tr->n);
+                }
                 r = replay_priced(tr, p, &new, pr);
                 name = g_strdup_printf("new-w%d", pols[j].weight);
                 priced_row(out, tr, name, &r, &opt, pr);
@@ -1844,6 +2019,10 @@ static void run_priced(FILE *out, FILE *ls, Trace **trs, int ntr,
         }
         if (clairvoyant) {
             clairvoyant_rows(out, tr, p, pr, &opt);
+        }
+        if (class_report && class_steps) {
+            class_report_rows(tr, p, pr);
+            g_clear_pointer(&class_steps, g_free);
         }
     }
 }
@@ -2424,6 +2603,13 @@ static void usage(FILE *f)
 "                   the policy of patches 9-13 learns when the event of\n"
 "                   each wait that it slept for came (the trace's\n"
 "                   arrival), not the wait's end less its latency\n"
+"  --class-report   with --context-rule, per class of clairvoyant-since-\n"
+"                   long, the online rule's polling and cost beside the\n"
+"                   best fixed time for the same waits and the cost of\n"
+"                   each time it can choose (stderr)\n"
+"  --len-clamp      the policy of patches 9-13 counts a wait that polled\n"
+"                   for all of its time and then found its event ready as\n"
+"                   ending within that time (an experiment, not a patch)\n"
 "  --no-after-recorded\n"
 "                   let an event that the recorded run slept for arrive\n"
 "                   at the end of its recorded polling, even where that\n"
@@ -2508,6 +2694,8 @@ int main(int argc, char **argv)
         { "policy-sees-arrivals", no_argument, NULL, 'Y' },
         { "policy-wakeup-cpu", required_argument, NULL, 'U' },
         { "policy-wakeup-latency", required_argument, NULL, 'V' },
+        { "class-report", no_argument, NULL, 'Q' },
+        { "len-clamp", no_argument, NULL, 'J' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -2600,6 +2788,12 @@ int main(int argc, char **argv)
         case 'Y':
             policy_sees_arrivals = true;
             break;
+        case 'Q':
+            class_report = true;
+            break;
+        case 'J':
+            len_clamp = true;
+            break;
         case 'X':
             context_classes = parse_num("--context-rule", optarg);
             if (context_classes > CONTEXT_CLASSES_MAX) {
@@ -2640,6 +2834,10 @@ int main(int argc, char **argv)
             ret |= run_model_check(model_checks[i]);
         }
         return ret;
+    }
+
+    if (class_report && (!context_classes || !priced)) {
+        fail("--class-report needs --priced and --context-rule");
     }
 
     pols[npol++] = (Policy) { POLICY_ORACLE };
