@@ -166,6 +166,11 @@ cmd_replay() {
         --weights 3 --poll-entry 1000 --policy-wakeup-cpu 16384
     priced_case "$out" priced-fdclamp@clamp 16384 2000 ',new-w3,' \
         --weights 3 --poll-entry 1000 --policy-wakeup-cpu 16384 --len-clamp
+    # ... --explore: every other wait of the class sleeps, and only those
+    # are counted: the rule's time no longer depends on its own polling
+    priced_case "$out" priced-fdclamp@explore 16384 2000 ',new-w3,' \
+        --weights 3 --poll-entry 1000 --policy-wakeup-cpu 16384 \
+        --context-rule 1 --explore 2
     # ... --class-report: per position after the last long wait, the
     # online rule beside the best fixed time for the same waits (stderr)
     (cd "$REPLAY_DIR" && "$out/aio-poll-replay" --priced --weights 3 \

@@ -917,6 +917,8 @@ typedef struct {
     /* POLICY_NEW with --context-rule: one per class, and the next class */
     AioPollHistogram context[CONTEXT_CLASSES_MAX];
     int since;
+    uint64_t seen[CONTEXT_CLASSES_MAX];     /* --explore: waits per class */
+    bool exploring;                         /* --explore: this wait */
 
     /* POLICY_NEW: the real aio_adjust_polling_time(), in lockstep */
     AioContext *ctx;
@@ -1045,6 +1047,15 @@ static void series_adjust(Sim *s, uint64_t fired, int64_t block_ns)
  */
 static bool len_clamp;
 
+/*
+ * --explore K: with --context-rule, every K-th wait of each class polls for
+ * 0 whatever its histogram says, and only those waits are counted: the
+ * histograms see the classes' waits as they come, not through the polling
+ * that the rule chose (a wait that polled through the event of an fd
+ * without io_poll() cannot tell when it came).  An experiment, not a patch.
+ */
+static int explore_every;
+
 static int64_t policy_len(const Sim *s, int64_t block_ns, bool slept)
 {
     int64_t len = aio_poll_wait_len(s->poll_ns, block_ns, slept,
@@ -1067,7 +1078,7 @@ static void new_adjust(Sim *s, uint64_t fired, int64_t block_ns, bool slept,
     if (context_classes) {
         int64_t len = policy_len(s, block_ns, slept);
 
-        if (counted) {
+        if (counted && (!explore_every || s->exploring)) {
             aio_poll_hist_add(&s->context[s->since], len, fired != 0,
                               s->p->max_ns, weight);
         }
@@ -1075,6 +1086,11 @@ static void new_adjust(Sim *s, uint64_t fired, int64_t block_ns, bool slept,
                    MIN(s->since + 1, context_classes - 1);
         s->poll_ns = aio_poll_hist_best(&s->context[s->since], s->p->max_ns,
                                         policy_wakeup_ns);
+        s->exploring = explore_every &&
+                       ++s->seen[s->since] % explore_every == 0;
+        if (s->exploring) {
+            s->poll_ns = 0;
+        }
         return;     /* the real one has one histogram */
     }
     if (counted) {
@@ -2610,6 +2626,9 @@ static void usage(FILE *f)
 "  --len-clamp      the policy of patches 9-13 counts a wait that polled\n"
 "                   for all of its time and then found its event ready as\n"
 "                   ending within that time (an experiment, not a patch)\n"
+"  --explore K      with --context-rule, every K-th wait of each class\n"
+"                   polls for 0, and only those are counted (an\n"
+"                   experiment, not a patch)\n"
 "  --no-after-recorded\n"
 "                   let an event that the recorded run slept for arrive\n"
 "                   at the end of its recorded polling, even where that\n"
@@ -2696,6 +2715,7 @@ int main(int argc, char **argv)
         { "policy-wakeup-latency", required_argument, NULL, 'V' },
         { "class-report", no_argument, NULL, 'Q' },
         { "len-clamp", no_argument, NULL, 'J' },
+        { "explore", required_argument, NULL, 'Z' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -2793,6 +2813,9 @@ int main(int argc, char **argv)
             break;
         case 'J':
             len_clamp = true;
+            break;
+        case 'Z':
+            explore_every = parse_num("--explore", optarg);
             break;
         case 'X':
             context_classes = parse_num("--context-rule", optarg);
