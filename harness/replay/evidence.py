@@ -74,8 +74,8 @@
       --traces) or all at one.  Writes FILE (markdown) and FILE with .csv
       for .md.
 
-  validate, sensitivity, timeout0, calibrated, arrivals, bounds and
-  context pass each --replay-arg on to every replay (e.g.
+  validate, sensitivity, timeout0, calibrated, arrivals, bounds,
+  context and constants pass each --replay-arg on to every replay (e.g.
   --replay-arg=--no-after-recorded: the replay before 2026-12-04).
 
   evidence.py replicate FIRST SECOND --out FILE
@@ -133,6 +133,16 @@
       --sees-arrivals, also told when the event of each slept wait came
       (--policy-sees-arrivals).  Writes DIR2/context.md (context-cpu.md,
       context-arrivals.md, context-cpu-arrivals.md).
+
+  evidence.py constants --traces DIR --replay TOOL --out DIR2
+              [--cpu NS,NS...] [--latency NS,NS...] [--only REGEX]
+              [--wakeup-cpu NS --wakeup-latency NS]
+      Every trace replayed with patches 1-13's policy at each pair of
+      wakeup constants of the grid --cpu x --latency in place of the
+      tree's (--policy-wakeup-cpu, --policy-wakeup-latency; not a
+      patch): per pair, on how many traces its CPU is above 10.2.2's,
+      above patches 1-8's, and its added latency above 1.05x 10.2.2's,
+      each with the largest ratio.  Writes DIR2/constants.md.
 
   evidence.py merge MEASURED NEW
       Replaces the rows of MEASURED (a measured.csv) whose venue NEW has
@@ -1102,6 +1112,55 @@ def context(a):
     counterfactual(a, extra, name, ", ".join(what))
 
 
+def constants_row(rows):
+    """against the replay targets, patches 1-13's policy (new-w3) on the
+    traces of @rows ({trace: {policy: priced row}}): how many traces have
+    its CPU above 10.2.2's, above patches 1-8's (series-w3) and its added
+    latency above 1.05x 10.2.2's, each with the largest ratio"""
+    out = []
+    for ref, col, limit in (("unpatched", "cpu_ns", 1.0),
+                            ("series-w3", "cpu_ns", 1.0),
+                            ("unpatched", "added_latency_ns", 1.05)):
+        x = [new_ratio(r, ref, col) for r in rows.values()]
+        out += [sum(v > limit for v in x), max(x)]
+    return out
+
+
+def constants(a):
+    """patches 1-13's policy with each pair of wakeup constants of the grid
+    @a.cpu x @a.latency (--policy-wakeup-cpu, --policy-wakeup-latency) in
+    place of the tree's, every trace replayed at the price; per pair,
+    constants_row().  No constants meet all three targets on every trace
+    where the table has no row of zeroes.  Writes DIR2/constants.md"""
+    with open(os.path.join(a.traces, "measured.csv")) as f:
+        measured = [r for r in csv.DictReader(f)
+                    if r["variant"] in VARIANT_POLICY]
+    pairs = [(c, l) for c in a.cpu.split(",") for l in a.latency.split(",")]
+    entry, by, _ = replay_ways(
+        a, measured, [r["trace"] for r in measured],
+        [["--no-references", "--policy-wakeup-cpu", c,
+          "--policy-wakeup-latency", l] for c, l in pairs])
+    out = os.path.join(a.out, "constants.md")
+    with open(out, "w") as f:
+        f.write("Patches 1-13's policy in the replay with its wakeup "
+                "constants (AIO_POLL_WAKEUP_NS, AIO_POLL_WAKEUP_LATENCY_NS; "
+                "the tree's: 8000 and 10000 ns) set to each pair below, "
+                "replayed at a wakeup of %d ns of CPU and %d ns of latency, "
+                "%d ns per polling iteration%s, %d traces: on how many it "
+                "misses each replay target, and the largest ratio.\n\n"
+                "| policy's wakeup CPU (ns) | policy's wakeup latency (ns) "
+                "| CPU > 10.2.2's | largest | CPU > patches 1-8's | largest "
+                "| latency > 1.05x 10.2.2's | largest |\n"
+                "|--:|--:|--:|--:|--:|--:|--:|--:|\n"
+                % (a.wakeup_cpu, a.wakeup_latency, entry,
+                   ", with " + " ".join(a.replay_arg) if a.replay_arg
+                   else "", len(by[0])))
+        for (c, l), rows in zip(pairs, by):
+            f.write("| %s | %s | %d | %.4f | %d | %.4f | %d | %.3f |\n"
+                    % ((c, l) + tuple(constants_row(rows))))
+    print("evidence.py: wrote %s" % out)
+
+
 # The references of aio-poll-replay --clairvoyant, each the best fixed
 # polling time in hindsight per class of waits, and what the class knows
 CLAIRVOYANT = [
@@ -1522,6 +1581,11 @@ def main():
     k = sub.add_parser("calibrated")
     w = sub.add_parser("arrivals")
     b = sub.add_parser("bounds")
+    g = sub.add_parser("constants")
+    g.add_argument("--cpu", default="8000,16000,20498",
+                   help="comma list of the policy's wakeup CPU, ns")
+    g.add_argument("--latency", default="10000,30616",
+                   help="comma list of the policy's wakeup latency, ns")
     x = sub.add_parser("context")
     x.add_argument("--classes", type=int, default=16)
     x.add_argument("--calibrate", action="store_true",
@@ -1529,7 +1593,7 @@ def main():
                    "--wakeup-cpu")
     x.add_argument("--sees-arrivals", action="store_true",
                    help="the policy told when each slept wait's event came")
-    for p in (v, e, t, k, w, b, x):  # all replay the traces at a price
+    for p in (v, e, t, k, w, b, x, g):  # all replay the traces at a price
         p.add_argument("--traces", required=True)
         p.add_argument("--replay", required=True)
         p.add_argument("--out", required=True)
@@ -1538,7 +1602,7 @@ def main():
         p.add_argument("--replay-arg", action="append", default=[],
                        help="an option for every replay (e.g. "
                        "--replay-arg=--no-after-recorded)")
-    for p in (t, k, w, b, x):
+    for p in (t, k, w, b, x, g):
         p.add_argument("--only", metavar="REGEX",
                        help="replay only the traces whose name matches; "
                        "the cost of entering poll mode is still the "
@@ -1597,6 +1661,9 @@ def main():
         return 0
     if a.cmd == "context":
         context(a)
+        return 0
+    if a.cmd == "constants":
+        constants(a)
         return 0
     return validate(a)
 

@@ -707,6 +707,29 @@ class Bounds(unittest.TestCase):
         self.assertAlmostEqual(got[-1][1], 260 / 120)
 
 
+class Constants(unittest.TestCase):
+    """constants_row() counts the traces where patches 1-13's policy
+    misses each replay target, with the largest ratio"""
+
+    def test_row(self):
+        def rows(new, unpatched, series, lat_new, lat_unpatched):
+            return {"new-w3": {"cpu_ns": new, "added_latency_ns": lat_new},
+                    "unpatched": {"cpu_ns": unpatched,
+                                  "added_latency_ns": lat_unpatched},
+                    "series-w3": {"cpu_ns": series,
+                                  "added_latency_ns": 0}}
+        by = {"a": rows("100", "100", "99", "105", "100"),
+              "b": rows("98", "100", "100", "106", "100"),
+              "c": rows("101", "100", "102", "100", "0")}
+        r = evidence.constants_row(by)
+        self.assertEqual(r[0], 1)                   # c over 10.2.2's CPU
+        self.assertAlmostEqual(r[1], 1.01)
+        self.assertEqual(r[2], 1)                   # a over patches 1-8's
+        self.assertAlmostEqual(r[3], 100 / 99)
+        self.assertEqual(r[4], 2)                   # b, and c (no latency)
+        self.assertAlmostEqual(r[5], 100.0)         # c: 100 over max(0, 1)
+
+
 class OnlyTraces(unittest.TestCase):
     """--only: the traces replayed, matched anywhere in the name"""
 
