@@ -181,6 +181,18 @@ cmd_replay() {
             "$out/report.txt" ||
         die "replay: --class-report of tests/priced-context.trace no" \
             "longer gives tests/priced-context@report.expected"
+    # ... and both refused without --context-rule, with nothing written
+    for o in "--explore 4" --class-report; do
+        # shellcheck disable=SC2086  # $o is an option and its value
+        if (cd "$REPLAY_DIR" && "$out/aio-poll-replay" --priced $o \
+            tests/priced-context.trace > "$out/refused.csv" \
+            2> "$out/refused.err"); then
+            die "replay: $o without --context-rule was not refused"
+        fi
+        grep -qF "needs" "$out/refused.err" && [ ! -s "$out/refused.csv" ] ||
+            die "replay: $o without --context-rule was refused without" \
+                "saying what it needs: $(cat "$out/refused.err")"
+    done
     # ... 10.2.2's handlers before their first event in a trace: idle ones
     priced_case "$out" priced-idlestart 3000 2000 ',unpatched,' --weights 3
     # ... and the idle ones leaving the poll list in the middle of a trace

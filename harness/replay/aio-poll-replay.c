@@ -1034,12 +1034,6 @@ static void series_adjust(Sim *s, uint64_t fired, int64_t block_ns)
 }
 
 /*
- * The policy of patches 9-13 with the pure functions of util/aio-posix.h, and
- * the same with the real aio_adjust_polling_time(); both must agree.  A wait
- * that is not @counted (the fd monitor kept it from polling) only clears
- * poll_fired, as aio_poll() does since patch 13.
- */
-/*
  * --len-clamp: a wait that polled for all of its polling time and then found
  * its event ready (it returned within a wakeup's latency of the end of
  * polling) counts as ending within the polling time, not after it: polling
@@ -1056,6 +1050,7 @@ static bool len_clamp;
  */
 static int explore_every;
 
+/* How long the policy counts a wait: aio_poll_wait_len(), and --len-clamp */
 static int64_t policy_len(const Sim *s, int64_t block_ns, bool slept)
 {
     int64_t len = aio_poll_wait_len(s->poll_ns, block_ns, slept,
@@ -1068,6 +1063,12 @@ static int64_t policy_len(const Sim *s, int64_t block_ns, bool slept)
     return len;
 }
 
+/*
+ * The policy of patches 9-13 with the pure functions of util/aio-posix.h, and
+ * the same with the real aio_adjust_polling_time(); both must agree.  A wait
+ * that is not @counted (the fd monitor kept it from polling) only clears
+ * poll_fired, as aio_poll() does since patch 13.
+ */
 static void new_adjust(Sim *s, uint64_t fired, int64_t block_ns, bool slept,
                        bool counted, size_t iter)
 {
@@ -2619,10 +2620,10 @@ static void usage(FILE *f)
 "                   the policy of patches 9-13 learns when the event of\n"
 "                   each wait that it slept for came (the trace's\n"
 "                   arrival), not the wait's end less its latency\n"
-"  --class-report   with --context-rule, per class of clairvoyant-since-\n"
-"                   long, the online rule's polling and cost beside the\n"
-"                   best fixed time for the same waits and the cost of\n"
-"                   each time it can choose (stderr)\n"
+"  --class-report   with --context-rule and the references, per class of\n"
+"                   clairvoyant-since-long, the online rule's polling and\n"
+"                   cost beside the best fixed time for the same waits\n"
+"                   and the cost of each time it can choose (stderr)\n"
 "  --len-clamp      the policy of patches 9-13 counts a wait that polled\n"
 "                   for all of its time and then found its event ready as\n"
 "                   ending within that time (an experiment, not a patch)\n"
@@ -2859,8 +2860,12 @@ int main(int argc, char **argv)
         return ret;
     }
 
-    if (class_report && (!context_classes || !priced)) {
-        fail("--class-report needs --priced and --context-rule");
+    if (class_report && (!context_classes || !priced || !priced_references)) {
+        fail("--class-report needs --priced and --context-rule, and the "
+             "references");
+    }
+    if (explore_every && !context_classes) {
+        fail("--explore needs --context-rule");
     }
 
     pols[npol++] = (Policy) { POLICY_ORACLE };

@@ -1130,16 +1130,17 @@ def constants(a):
     """patches 1-13's policy with each pair of wakeup constants of the grid
     @a.cpu x @a.latency (--policy-wakeup-cpu, --policy-wakeup-latency) in
     place of the tree's, every trace replayed at the price; per pair,
-    constants_row().  No constants meet all three targets on every trace
-    where the table has no row of zeroes.  Writes DIR2/constants.md"""
+    constants_row(): a pair meets all three targets on every trace where
+    its row has three zeroes.  Writes DIR2/constants.md"""
     with open(os.path.join(a.traces, "measured.csv")) as f:
         measured = [r for r in csv.DictReader(f)
                     if r["variant"] in VARIANT_POLICY]
-    pairs = [(c, l) for c in a.cpu.split(",") for l in a.latency.split(",")]
+    pairs = [(cpu, lat) for cpu in a.cpu.split(",")
+             for lat in a.latency.split(",")]
     entry, by, _ = replay_ways(
         a, measured, [r["trace"] for r in measured],
-        [["--no-references", "--policy-wakeup-cpu", c,
-          "--policy-wakeup-latency", l] for c, l in pairs])
+        [["--no-references", "--policy-wakeup-cpu", cpu,
+          "--policy-wakeup-latency", lat] for cpu, lat in pairs])
     out = os.path.join(a.out, "constants.md")
     with open(out, "w") as f:
         f.write("Patches 1-13's policy in the replay with its wakeup "
@@ -1155,9 +1156,9 @@ def constants(a):
                 % (a.wakeup_cpu, a.wakeup_latency, entry,
                    ", with " + " ".join(a.replay_arg) if a.replay_arg
                    else "", len(by[0])))
-        for (c, l), rows in zip(pairs, by):
+        for pair, rows in zip(pairs, by):
             f.write("| %s | %s | %d | %.4f | %d | %.4f | %d | %.3f |\n"
-                    % ((c, l) + tuple(constants_row(rows))))
+                    % (pair + tuple(constants_row(rows))))
     print("evidence.py: wrote %s" % out)
 
 
