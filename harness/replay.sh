@@ -171,6 +171,11 @@ cmd_replay() {
     priced_case "$out" priced-fdclamp@explore 16384 2000 ',new-w3,' \
         --weights 3 --poll-entry 1000 --policy-wakeup-cpu 16384 \
         --context-rule 1 --explore 2
+    # ... --fd-polled: the fd's events as if it had io_poll(): polling
+    # catches them, and the policy learns when they came
+    priced_case "$out" priced-fdclamp@polled 16384 2000 \
+        ',(new-w3|best-fixed|optimum),' \
+        --weights 3 --poll-entry 1000 --policy-wakeup-cpu 16384 --fd-polled
     # ... --class-report: per position after the last long wait, the
     # online rule beside the best fixed time for the same waits (stderr)
     (cd "$REPLAY_DIR" && "$out/aio-poll-replay" --priced --weights 3 \

@@ -1050,6 +1050,14 @@ static bool len_clamp;
  */
 static int explore_every;
 
+/*
+ * --fd-polled: every fd event as if its fd had io_poll() in handler 0's
+ * place: polling that reaches it ends the wait there, and the policies see
+ * handler 0 fire.  What an io_poll() for such an fd (an NBD server's
+ * socket) would buy, in the model; not in QEMU.
+ */
+static bool fd_polled;
+
 /* How long the policy counts a wait: aio_poll_wait_len(), and --len-clamp */
 static int64_t policy_len(const Sim *s, int64_t block_ns, bool slept)
 {
@@ -1387,7 +1395,7 @@ static int64_t priced_wait(const Iter *it, const Price *pr, int64_t poll_ns,
     reach = priced_reach(poll_ns, pr);
 
     if (a <= reach) {
-        if (it->end == END_FD) {
+        if (it->end == END_FD && !fd_polled) {
             /* aio_poll() polled it all, then found the fd ready */
             *slept = len_clamp && full;
             r->polled_ns += reach;
@@ -1522,9 +1530,10 @@ static Priced replay_priced(const Trace *tr, const Params *p,
                     it->polled, it->cap, it->set, poll_ns,
                     r.wakeups > wakeups ? "slept" : "no-sleep");
         }
-        sim_adjust(&s, it->fired, block_ns, slept,
-                   it->need_wait || (timeout0_rule && it->cap == 0 &&
-                                     pol->kind == POLICY_NEW), i);
+        sim_adjust(&s, it->fired | (fd_polled && it->end == END_FD),
+                   block_ns, slept, it->need_wait ||
+                   (timeout0_rule && it->cap == 0 &&
+                    pol->kind == POLICY_NEW), i);
     }
     sim_cleanup(&s);
     return r;
@@ -2627,6 +2636,9 @@ static void usage(FILE *f)
 "  --len-clamp      the policy of patches 9-13 counts a wait that polled\n"
 "                   for all of its time and then found its event ready as\n"
 "                   ending within that time (an experiment, not a patch)\n"
+"  --fd-polled      every fd event as if its fd had io_poll(): polling\n"
+"                   that reaches it ends the wait (what an io_poll() for\n"
+"                   an NBD server's socket would buy; not in QEMU)\n"
 "  --explore K      with --context-rule, every K-th wait of each class\n"
 "                   polls for 0, and only those are counted (an\n"
 "                   experiment, not a patch)\n"
@@ -2717,6 +2729,7 @@ int main(int argc, char **argv)
         { "class-report", no_argument, NULL, 'Q' },
         { "len-clamp", no_argument, NULL, 'J' },
         { "explore", required_argument, NULL, 'Z' },
+        { "fd-polled", no_argument, NULL, 'F' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -2817,6 +2830,9 @@ int main(int argc, char **argv)
             break;
         case 'Z':
             explore_every = parse_num("--explore", optarg);
+            break;
+        case 'F':
+            fd_polled = true;
             break;
         case 'X':
             context_classes = parse_num("--context-rule", optarg);
