@@ -7,8 +7,10 @@ python3 harness/replay/test_evidence.py
 """
 
 import argparse
+import contextlib
 import csv
 import gzip
+import io
 import json
 import os
 import subprocess
@@ -705,6 +707,56 @@ class Bounds(unittest.TestCase):
         # a: 140 / 110 (prev2); b: 260 / 120 (window)
         self.assertAlmostEqual(got[-1][0], 140 / 110)
         self.assertAlmostEqual(got[-1][1], 260 / 120)
+
+
+STUB_COMPLETE = r"""
+import json, sys
+a = sys.argv
+if "--fail" in open(a[1]).read():
+    sys.exit("complete.py: something else")
+if "--wakeups" in a:
+    sys.exit("complete.py: cannot tell which thread ran the AioContext "
+             "from its wakeups (4: 8, 5: 1 of 10 slept waits)")
+json.dump({"iterations": 10, "polling_ns": 5, "polling_cpu_ns": None,
+           "caught": 1, "slept": 9}, open(a[a.index("--json") + 1], "w"))
+"""
+
+
+class ConvertWithoutWakeups(unittest.TestCase):
+    """A run whose wakeups do not tell which thread ran the AioContext is
+    converted without them; any other failure still stops"""
+
+    def test_fallback(self):
+        with tempfile.TemporaryDirectory() as d:
+            stub = os.path.join(d, "complete.py")
+            with open(stub, "w") as f:
+                f.write(STUB_COMPLETE)
+            log = os.path.join(d, "iter-trace.log")
+            with open(log, "w") as f:
+                f.write("ok\n")
+            with open(os.path.join(d, "sched-wakeups.txt"), "w") as f:
+                f.write("")
+            row = {"venue": "nbd", "workload": "w", "variant": "new",
+                   "round": "1", "props": "", "iops": "1", "ios": "4",
+                   "lat_mean_us": "1", "window_t0": "0", "window_t1": "1",
+                   "iothread_vcsw": "9", "iothread_cpu_ms": "1"}
+            a = argparse.Namespace(traces=d, sleep_ns=4000)
+            old = evidence.COMPLETE
+            evidence.COMPLETE = stub
+            try:
+                with contextlib.redirect_stderr(io.StringIO()) as err:
+                    m = evidence.convert_one(a, row, log, 0, 1)
+                self.assertEqual(m["slept"], 9)
+                self.assertIn("without the kernel's wakeups", err.getvalue())
+                self.assertFalse(os.path.exists(
+                    os.path.join(d, "wakeups.csv")))
+                with open(log, "w") as f:
+                    f.write("--fail\n")
+                with contextlib.redirect_stderr(io.StringIO()):
+                    with self.assertRaises(subprocess.CalledProcessError):
+                        evidence.convert_one(a, row, log, 0, 1)
+            finally:
+                evidence.COMPLETE = old
 
 
 class Constants(unittest.TestCase):
