@@ -1397,7 +1397,7 @@ static int64_t priced_wait(const Iter *it, const Price *pr, int64_t poll_ns,
     if (a <= reach) {
         if (it->end == END_FD && !fd_polled) {
             /* aio_poll() polled it all, then found the fd ready */
-            *slept = len_clamp && full;
+            *slept = full;
             r->polled_ns += reach;
             r->latency_ns += reach - a;
             return reach;
@@ -1747,6 +1747,19 @@ static int class_prev1(const Trace *tr, const Price *pr, size_t i)
  */
 #define SINCE_LONG_CLASSES 16
 
+/* @cls[i]: wait i's class of clairvoyant-since-long */
+static void since_long_classes(const Trace *tr, const Price *pr, int *cls)
+{
+    size_t i;
+    int since;
+
+    for (i = 0, since = SINCE_LONG_CLASSES - 1; i < tr->n; i++) {
+        cls[i] = since;
+        since = iter_arrival(&tr->it[i], pr) > pr->cpu_ns ? 0 :
+                MIN(since + 1, SINCE_LONG_CLASSES - 1);
+    }
+}
+
 /* The best fixed polling time for each class of waits: see --clairvoyant */
 static Priced replay_best_by_class(const Trace *tr, const Params *p,
                                    const Price *pr, const int *cls,
@@ -1802,13 +1815,9 @@ static void class_report_rows(const Trace *tr, const Params *p,
     g_autofree int *cls = g_new(int, tr->n);
     g_autofree Iter *sub = g_new(Iter, tr->n);
     size_t i;
-    int c, k, since;
+    int c, k;
 
-    for (i = 0, since = SINCE_LONG_CLASSES - 1; i < tr->n; i++) {
-        cls[i] = since;
-        since = iter_arrival(&tr->it[i], pr) > pr->cpu_ns ? 0 :
-                MIN(since + 1, SINCE_LONG_CLASSES - 1);
-    }
+    since_long_classes(tr, pr, cls);
     fprintf(stderr, "# %s: class waits same-class | online mean_poll_ns "
             "polled_ns wakeups cpu_ns | best fixed_ns polled_ns wakeups "
             "cpu_ns | cpu_ns at 0 and each edge | short fd\n", tr->name);
@@ -1916,7 +1925,6 @@ static void clairvoyant_rows(FILE *out, const Trace *tr, const Params *p,
     int nwin = tr->n / CLAIRVOYANT_WINDOW + 1;
     Priced r;
     size_t i;
-    int since;
 
     for (i = 0; i < tr->n; i++) {
         cls[i] = class_prev1(tr, pr, i);
@@ -1934,11 +1942,7 @@ static void clairvoyant_rows(FILE *out, const Trace *tr, const Params *p,
                              ARRIVAL_BUCKETS * ARRIVAL_BUCKETS);
     priced_row(out, tr, "clairvoyant-prev2", &r, opt, pr);
 
-    for (i = 0, since = SINCE_LONG_CLASSES - 1; i < tr->n; i++) {
-        cls[i] = since;
-        since = iter_arrival(&tr->it[i], pr) > pr->cpu_ns ? 0 :
-                MIN(since + 1, SINCE_LONG_CLASSES - 1);
-    }
+    since_long_classes(tr, pr, cls);
     r = replay_best_by_class(tr, p, pr, cls, SINCE_LONG_CLASSES);
     priced_row(out, tr, "clairvoyant-since-long", &r, opt, pr);
 

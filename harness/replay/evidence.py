@@ -186,6 +186,14 @@ MEASURED_FIELDS = ["venue", "workload", "variant", "round", "ios",
 VARIANT_POLICY = {v: p for p, v in POLICY_VARIANT.items()}
 
 
+def policy_runs(traces):
+    """the rows of @traces/measured.csv of the variants that a policy of
+    the replay models"""
+    with open(os.path.join(traces, "measured.csv")) as f:
+        return [r for r in csv.DictReader(f)
+                if r["variant"] in VARIANT_POLICY]
+
+
 def trace_name(row):
     return "%s-%s-%s-r%s" % (row["venue"], row["workload"], row["variant"],
                              row["round"])
@@ -565,9 +573,7 @@ def compare(vrows, trace, policy, source, pred_run, ios, run):
 
 
 def validate(a):
-    with open(os.path.join(a.traces, "measured.csv")) as f:
-        measured = [r for r in csv.DictReader(f)
-                    if r["variant"] in VARIANT_POLICY]
+    measured = policy_runs(a.traces)
     runs = group_runs(measured)
     if not any(r["variant"] == "floor" for r in measured):
         sys.exit("evidence.py: no floor runs in %s" % a.traces)
@@ -969,9 +975,7 @@ def sensitivity(a):
     poll mode in @a.entries: per kind of trace, the range of patches 1-13's
     CPU over each other policy's and reference's, and of its added latency
     over 10.2.2's"""
-    with open(os.path.join(a.traces, "measured.csv")) as f:
-        measured = [r for r in csv.DictReader(f)
-                    if r["variant"] in VARIANT_POLICY]
+    measured = policy_runs(a.traces)
     traces = [r["trace"] for r in measured]
     ratios = [("cpu_over_unpatched", "unpatched", "cpu_ns"),
               ("cpu_over_series", "series-w3", "cpu_ns"),
@@ -1057,9 +1061,7 @@ def counterfactual(a, extra, name, what):
     the optimum's and 10.2.2's, and of its added latency to 10.2.2's,
     before and after.  Writes DIR2/@name.md, @what saying what @extra
     does"""
-    with open(os.path.join(a.traces, "measured.csv")) as f:
-        measured = [r for r in csv.DictReader(f)
-                    if r["variant"] in VARIANT_POLICY]
+    measured = policy_runs(a.traces)
     entry, by, groups = replay_ways(a, measured,
                                     [r["trace"] for r in measured],
                                     [[], extra])
@@ -1153,9 +1155,7 @@ def constants(a):
     place of the tree's, every trace replayed at the price; per pair,
     constants_row(): a pair meets all three targets on every trace where
     its row has three zeroes.  Writes DIR2/constants.md"""
-    with open(os.path.join(a.traces, "measured.csv")) as f:
-        measured = [r for r in csv.DictReader(f)
-                    if r["variant"] in VARIANT_POLICY]
+    measured = policy_runs(a.traces)
     pairs = [(cpu, lat) for cpu in a.cpu.split(",")
              for lat in a.latency.split(",")]
     entry, by, _ = replay_ways(
@@ -1223,9 +1223,7 @@ def bounds(a):
     --clairvoyant): per venue, workload and kind of trace, bound_ranges().
     Writes DIR2/bounds.md and DIR2/bounds.csv (one row per trace and
     policy)"""
-    with open(os.path.join(a.traces, "measured.csv")) as f:
-        measured = [r for r in csv.DictReader(f)
-                    if r["variant"] in VARIANT_POLICY]
+    measured = policy_runs(a.traces)
     traces = [r["trace"] for r in measured]
     entry, (by,), groups = replay_ways(a, measured, traces,
                                        [["--clairvoyant"]])
@@ -1263,9 +1261,7 @@ def bounds(a):
 def arrivals(a):
     """the references with the kernel's wakeups and without them
     (--no-arrivals); writes DIR2/arrivals.md"""
-    with open(os.path.join(a.traces, "measured.csv")) as f:
-        measured = [r for r in csv.DictReader(f)
-                    if r["variant"] in VARIANT_POLICY]
+    measured = policy_runs(a.traces)
     with open(os.path.join(a.traces, "wakeups.csv")) as f:
         wake = {r["trace"]: r for r in csv.DictReader(f)}
     traces = [r["trace"] for r in measured if r["trace"] in wake]
