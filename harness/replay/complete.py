@@ -68,11 +68,16 @@ each line has a tenth field:
             tracer prints, taken at its middle and kept within the wait);
             -1 where the wait did not sleep or no wakeup was found in it
 
+Where no thread stands out, complete.py stops; with --wakeups-if-known it
+completes the trace without the wakeups, as without --wakeups, says so,
+and the --json figures have "wakeups": false.
+
 Measured over the same iterations (--json, and printed): iterations,
 polling_ns (time from aio_poll()'s start to the end of try_poll_mode()),
 polling_cpu_ns (the thread's CPU time over the same span: polling without
 the time the thread was preempted; null for logs without cpu_poll), caught
-(polling found the event), slept (woken above).
+(polling found the event), slept (woken above), wakeups (whether the
+trace has the kernel's wakeups).
 """
 
 import argparse
@@ -175,12 +180,16 @@ def iter_slept(it, sleep_ns):
 OWN_WAKEUP_NS = 100000
 
 
+class ThreadUnknown(Exception):
+    """thread_of() found no thread that stands out"""
+
+
 def thread_of(iters, by_tid, sleep_ns):
     """the thread of @by_tid (parse_wakeups()) that ran the AioContext of
     @iters: the one woken within OWN_WAKEUP_NS before the end of the most
     of its slept waits.  Another IOThread's wakeups fall at random in
-    them; exits unless the best thread has such a wakeup in 9 of 10 slept
-    waits and every other one in fewer than 3 of 4 of that"""
+    them; raises ThreadUnknown unless the best thread has such a wakeup in
+    9 of 10 slept waits and every other one in fewer than 3 of 4 of that"""
     slept = [it for it in iters if iter_slept(it, sleep_ns)]
     score = {}
     for tid, wakes in by_tid.items():
@@ -194,10 +203,11 @@ def thread_of(iters, by_tid, sleep_ns):
     best = ranked[0] if ranked else None
     if best is None or score[best] < 0.9 * len(slept) or \
             (len(ranked) > 1 and score[ranked[1]] >= 0.75 * score[best]):
-        sys.exit("complete.py: cannot tell which thread ran the AioContext "
-                 "from its wakeups (%s of %d slept waits)" % (
-                     ", ".join("%d: %d" % (t, score[t]) for t in ranked),
-                     len(slept)))
+        raise ThreadUnknown(
+            "cannot tell which thread ran the AioContext from its wakeups "
+            "(%s of %d slept waits)" % (
+                ", ".join("%d: %d" % (t, score[t]) for t in ranked),
+                len(slept)))
     return best
 
 
@@ -331,6 +341,11 @@ def main():
     ap.add_argument("--wakeups", metavar="FILE",
                     help="the IOThread's sched_waking events (run.py "
                     "--sched-wakeups): add each line's arrive_ns")
+    ap.add_argument("--wakeups-if-known", action="store_true",
+                    help="with --wakeups: where they do not tell which "
+                    "thread ran the AioContext, complete the trace without "
+                    "them (as without --wakeups) and say so, instead of "
+                    "stopping; the --json figures' 'wakeups' is false then")
     ap.add_argument("--idle-poll", action="store_true",
                     help="the run was 10.2.2's policy: write the least "
                     "polling time it set as '# idle-poll-ns', the time of "
@@ -355,10 +370,17 @@ def main():
                 lost, a.wakeups))
         # one thread's wakeups, or several IOThreads': those of the one
         # that ran this AioContext
-        wakes = next(iter(by_tid.values()), []) if len(by_tid) < 2 else \
-            by_tid[thread_of(in_window(iters, a.window), by_tid,
-                             a.sleep_ns)]
+        try:
+            wakes = by_tid[thread_of(in_window(iters, a.window), by_tid,
+                                     a.sleep_ns)] if len(by_tid) > 1 else \
+                next(iter(by_tid.values()), [])
+        except ThreadUnknown as e:
+            if not a.wakeups_if_known:
+                sys.exit("complete.py: %s" % e)
+            print("complete.py: %s: completed without the wakeups" % e,
+                  file=sys.stderr)
     lines, meas = complete(iters, a.window, a.sleep_ns, wakes)
+    meas["wakeups"] = wakes is not None
     if not lines:
         sys.exit("complete.py: no iteration of %s in the window" % ctx)
     meas["ios"] = a.ios

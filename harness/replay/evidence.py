@@ -233,11 +233,6 @@ def summed(by, parts, policy):
     return sum_rows(rows)
 
 
-# What complete.py says when a run's wakeups do not tell which thread ran
-# the AioContext (thread_of())
-THREAD_UNKNOWN = "cannot tell which thread ran the AioContext"
-
-
 def convert_one(a, row, log, k, n):
     """the trace of the k-th busiest of the run's n IOThreads' AioContexts
     and its row of measured.csv"""
@@ -249,40 +244,32 @@ def convert_one(a, row, log, k, n):
     # --sched-wakeups: the events' own times (the file holds the wakeups
     # of every IOThread of the run; complete.py finds the AioContext's)
     wakes = os.path.join(os.path.dirname(log), "sched-wakeups.txt")
-    wake = ["--wakeups", wakes] if os.path.exists(wakes) else []
+    # (a run whose wakeups do not say which thread ran this AioContext
+    # gets its trace without them: its slept waits' events placed at the
+    # end less the price's latency, as before --sched-wakeups)
+    wake = ["--wakeups", wakes, "--wakeups-if-known"] \
+        if os.path.exists(wakes) else []
     part = (["--ctx-rank", str(k), "--header",
              "IOThread %d of %d by blocking iterations; I/Os, wakeups and "
              "CPU below are the whole run's" % (k + 1, n)] if n > 1 else [])
-    def complete(wake):
-        return subprocess.run(
-            [sys.executable, COMPLETE, log, "--out", out, "--json", js,
-             "--window", row["window_t0"], row["window_t1"],
-             "--ios", row["ios"], "--sleep-ns", str(a.sleep_ns)] + idle +
-            wake +
-            ["--header", "%s %s, variant %s (%s), round %s: %s IOPS, "
-             "mean latency %s us" % (row["venue"], row["workload"],
-                                     row["variant"], row["props"] or
-                                     "defaults", row["round"],
-                                     row["iops"], row["lat_mean_us"])] +
-            part, stderr=subprocess.PIPE, text=True)
-
-    p = complete(wake)
-    sys.stderr.write(p.stderr)
-    if p.returncode and wake and THREAD_UNKNOWN in p.stderr:
-        # The run's wakeups do not say which thread ran this AioContext:
-        # its trace without them, its slept waits' events placed at the
-        # end less the price's latency, as before --sched-wakeups
-        print("evidence.py: %s: without the kernel's wakeups" % name,
-              file=sys.stderr)
-        wake = []
-        p = complete(wake)
-        sys.stderr.write(p.stderr)
-    if p.returncode:
-        raise subprocess.CalledProcessError(p.returncode, COMPLETE)
+    subprocess.run(
+        [sys.executable, COMPLETE, log, "--out", out, "--json", js,
+         "--window", row["window_t0"], row["window_t1"],
+         "--ios", row["ios"], "--sleep-ns", str(a.sleep_ns)] + idle +
+        wake +
+        ["--header", "%s %s, variant %s (%s), round %s: %s IOPS, "
+         "mean latency %s us" % (row["venue"], row["workload"],
+                                 row["variant"], row["props"] or
+                                 "defaults", row["round"],
+                                 row["iops"], row["lat_mean_us"])] +
+        part, check=True)
     with open(js) as f:
         m = json.load(f)
     os.unlink(js)
-    if wake:
+    if wake and not m["wakeups"]:
+        print("evidence.py: %s: without the kernel's wakeups" % name,
+              file=sys.stderr)
+    elif wake:
         wake_row(a.traces, name, m)
     return {
         "venue": row["venue"], "workload": row["workload"],

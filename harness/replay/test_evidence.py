@@ -235,9 +235,9 @@ class CompleteWakeupsThreads(unittest.TestCase):
     AioContext's slept waits take the wakeups of the thread woken near
     their end; where no thread stands out, a clear error"""
 
-    def run_complete(self, d, rank, waking):
+    def run_complete(self, d, rank, waking, extra=()):
         log, out = os.path.join(d, "l.log"), os.path.join(d, "t.trace")
-        wk = os.path.join(d, "w.txt")
+        wk, js = os.path.join(d, "w.txt"), os.path.join(d, "m.json")
         with open(log, "w") as f:
             # AioContext 0xa: 10 waits from t0 = 1.000010 s + k ms, each
             # until t0 + 50 us; 0xb: 5 waits (rank 1), from 0.5 ms later,
@@ -259,10 +259,13 @@ class CompleteWakeupsThreads(unittest.TestCase):
                         "comm=IO io%d pid=%d prio=120 target_cpu=001\n"
                         % (us, pid, pid))
         r = subprocess.run([sys.executable, COMPLETE, log, "--out", out,
-                            "--wakeups", wk, "--ctx-rank", str(rank)],
+                            "--wakeups", wk, "--ctx-rank", str(rank),
+                            "--json", js] + list(extra),
                            capture_output=True, text=True)
         if r.returncode:
             return r.stderr
+        with open(js) as f:
+            self.assertIs(json.load(f)["wakeups"], True)
         with open(out) as f:
             return [int(line.split()[9]) for line in f
                     if line.startswith("i ")]
@@ -307,6 +310,34 @@ class CompleteWakeupsThreads(unittest.TestCase):
                                     [(42, 805 + k * 1000) for k in range(5)])
         self.assertIn("cannot tell which thread ran the AioContext", err)
         self.assertIn("42: 5", err)
+
+    def test_if_known(self):
+        """--wakeups-if-known: the same as test_ambiguous completes the
+        trace without the wakeups (nine fields a line, 'wakeups' false in
+        the figures), and says so; where the thread is known it changes
+        nothing"""
+        with tempfile.TemporaryDirectory() as d:
+            # writes the files, and fails on the thread
+            self.run_complete(d, 1, self.waking() +
+                              [(42, 805 + k * 1000) for k in range(5)])
+            js = os.path.join(d, "m.json")
+            r = subprocess.run([sys.executable, COMPLETE,
+                                os.path.join(d, "l.log"), "--out",
+                                os.path.join(d, "t.trace"), "--wakeups",
+                                os.path.join(d, "w.txt"), "--ctx-rank", "1",
+                                "--json", js, "--wakeups-if-known"],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("completed without the wakeups", r.stderr)
+            with open(os.path.join(d, "t.trace")) as f:
+                lens = {len(line.split()) for line in f
+                        if line.startswith("i ")}
+            self.assertEqual(lens, {9})
+            with open(js) as f:
+                self.assertIs(json.load(f)["wakeups"], False)
+            a = self.run_complete(d, 0, self.waking(),
+                                  ["--wakeups-if-known"])
+        self.assertEqual(a, [40500] * 10)
 
 
 class CompleteBottomHalves(unittest.TestCase):
@@ -714,11 +745,12 @@ import json, sys
 a = sys.argv
 if "--fail" in open(a[1]).read():
     sys.exit("complete.py: something else")
-if "--wakeups" in a:
+if "--wakeups" in a and "--wakeups-if-known" not in a:
     sys.exit("complete.py: cannot tell which thread ran the AioContext "
              "from its wakeups (4: 8, 5: 1 of 10 slept waits)")
 json.dump({"iterations": 10, "polling_ns": 5, "polling_cpu_ns": None,
-           "caught": 1, "slept": 9}, open(a[a.index("--json") + 1], "w"))
+           "caught": 1, "slept": 9, "wakeups": False},
+          open(a[a.index("--json") + 1], "w"))
 """
 
 
