@@ -534,8 +534,8 @@ def over_limit(worst, metrics, limit):
 def compare(vrows, trace, policy, source, pred_run, ios, run):
     """append one comparison per METRICS of a prediction (the replay's
     figures over @ios I/Os, summed over a run's traces) with a real run
-    (its rows, one per trace); returns {metric: its judged error, as a fraction},
-    without the metrics that are not judged"""
+    (its rows, one per trace); returns {metric: its judged error, as a
+    fraction}, without the metrics that are not judged"""
     worst = {}
     rios = int(run[0]["ios"])
     for metric, (predicted, measured) in METRIC_FIGURES.items():
