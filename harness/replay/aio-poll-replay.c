@@ -1799,6 +1799,20 @@ static Priced replay_best_by_class(const Trace *tr, const Params *p,
     return sum;
 }
 
+/* Into @sub, the waits @from..@to - 1 of @tr whose class in @cls is @c */
+static size_t class_waits(const Trace *tr, const int *cls, int c,
+                          size_t from, size_t to, Iter *sub)
+{
+    size_t i, n = 0;
+
+    for (i = from; i < to; i++) {
+        if (cls[i] == c) {
+            sub[n++] = tr->it[i];
+        }
+    }
+    return n;
+}
+
 /*
  * --class-report: per class of clairvoyant-since-long, the online position
  * rule's polling (class_steps, from its replay just before) beside the best
@@ -1878,29 +1892,18 @@ static void class_report_rows(const Trace *tr, const Params *p,
         for (c = 0; c < SINCE_LONG_CLASSES; c++) {
             Trace a = *tr, b = *tr;
             Priced best, best_lat, f;
-            size_t na = 0, nb = 0;
 
-            for (i = 0; i < tr->n; i++) {
-                if (cls[i] == c && i < half) {
-                    sub[na++] = tr->it[i];
-                }
-            }
-            if (!na) {
-                continue;
-            }
             a.it = sub;
-            a.n = na;
-            replay_best_fixed(&a, p, pr, INT64_MAX, &best, &best_lat);
-            for (i = half; i < tr->n; i++) {
-                if (cls[i] == c) {
-                    sub[nb++] = tr->it[i];
-                }
-            }
-            if (!nb) {
+            a.n = class_waits(tr, cls, c, 0, half, sub);
+            if (!a.n) {
                 continue;
             }
+            replay_best_fixed(&a, p, pr, INT64_MAX, &best, &best_lat);
             b.it = sub;
-            b.n = nb;
+            b.n = class_waits(tr, cls, c, half, tr->n, sub);
+            if (!b.n) {
+                continue;
+            }
             f = replay_fixed(&b, pr, best.fixed_ns);
             sum.polled_ns += f.polled_ns;
             sum.wakeups += f.wakeups;
