@@ -177,15 +177,18 @@ cmd_replay() {
         ',(new-w3|best-fixed|optimum),' \
         --weights 3 --poll-entry 1000 --policy-wakeup-cpu 16384 --fd-polled
     # ... --class-report: per position after the last long wait, the
-    # online rule beside the best fixed time for the same waits (stderr)
-    (cd "$REPLAY_DIR" && "$out/aio-poll-replay" --priced --weights 3 \
-        --wakeup-cpu 10000 --wakeup-latency 2000 --context-rule 4 \
-        --class-report tests/priced-context.trace 2> "$out/report.txt" \
-        > /dev/null) &&
-        diff -u "$REPLAY_DIR/tests/priced-context@report.expected" \
-            "$out/report.txt" ||
-        die "replay: --class-report of tests/priced-context.trace no" \
-            "longer gives tests/priced-context@report.expected"
+    # online rule beside the best fixed time for the same waits, and the
+    # rule learnt on the first half applied to the second (stderr)
+    for t in priced-context priced-learn; do
+        (cd "$REPLAY_DIR" && "$out/aio-poll-replay" --priced --weights 3 \
+            --wakeup-cpu 10000 --wakeup-latency 2000 --context-rule 4 \
+            --class-report "tests/$t.trace" 2> "$out/report.txt" \
+            > /dev/null) &&
+            diff -u "$REPLAY_DIR/tests/$t@report.expected" \
+                "$out/report.txt" ||
+            die "replay: --class-report of tests/$t.trace no" \
+                "longer gives tests/$t@report.expected"
+    done
     # ... and both refused without --context-rule, with nothing written
     for o in "--explore 4" --class-report; do
         # shellcheck disable=SC2086  # $o is an option and its value
