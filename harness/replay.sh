@@ -176,6 +176,12 @@ cmd_replay() {
     priced_case "$out" priced-fdclamp@polled 16384 2000 \
         ',(new-w3|best-fixed|optimum),' \
         --weights 3 --poll-entry 1000 --policy-wakeup-cpu 16384 --fd-polled
+    # ... --bandit: each time played in turn, then the one seen cheapest,
+    # every fourth wait exploring the others; no event times needed
+    priced_case "$out" priced-fdclamp@bandit 16384 2000 ',new-w3,' \
+        --weights 3 --poll-entry 500 --policy-wakeup-cpu 16384 \
+        --policy-wakeup-latency 2000 --context-rule 1 --bandit 4 \
+        --bandit-max 16384
     # ... --class-report: per position after the last long wait, the
     # online rule beside the best fixed time for the same waits, and the
     # rule learnt on the first half applied to the second (stderr)
@@ -190,7 +196,7 @@ cmd_replay() {
                 "longer gives tests/$t@report.expected"
     done
     # ... and both refused without --context-rule, with nothing written
-    for o in "--explore 4" --class-report; do
+    for o in "--explore 4" --class-report "--bandit 4"; do
         # shellcheck disable=SC2086  # $o is an option and its value
         if (cd "$REPLAY_DIR" && "$out/aio-poll-replay" --priced $o \
             tests/priced-context.trace > "$out/refused.csv" \

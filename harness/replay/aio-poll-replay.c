@@ -919,6 +919,11 @@ typedef struct {
     int since;
     uint64_t seen[CONTEXT_CLASSES_MAX];     /* --explore: waits per class */
     bool exploring;                         /* --explore: this wait */
+    /* --bandit: per class and time, the cost seen and how often played */
+    int64_t arm_cost[CONTEXT_CLASSES_MAX][AIO_POLL_BINS + 1];
+    uint64_t arm_plays[CONTEXT_CLASSES_MAX][AIO_POLL_BINS + 1];
+    int arm;                                /* --bandit: this wait's time */
+    int next_arm[CONTEXT_CLASSES_MAX];      /* --bandit: explored last */
 
     /* POLICY_NEW: the real aio_adjust_polling_time(), in lockstep */
     AioContext *ctx;
@@ -1072,6 +1077,95 @@ static int64_t policy_len(const Sim *s, int64_t block_ns, bool slept)
 }
 
 /*
+ * --bandit K: with --context-rule, each class chooses among 0 and the
+ * histogram's bin edges by the cost that each time was seen to have when
+ * it was played (a moving average, 1/2^poll-weight per wait), not by a
+ * histogram of wait lengths: every K-th wait of a class plays the times in
+ * turn, the others the cheapest so far.  The cost of a wait is what the
+ * thread can tell: the time it polled, and a wakeup's CPU if it slept,
+ * that is if the wait ended later than a wakeup's latency after polling
+ * stopped (a wait that polled through an fd's event and then found the fd
+ * ready ends at once).  It needs no event times: that is what an IOThread
+ * does not have for an fd without io_poll().  An experiment, not a patch.
+ */
+static int bandit_every;
+/* --bandit-max NS: only the times up to NS (default all) */
+static int64_t bandit_max_ns = INT64_MAX;
+/*
+ * --bandit-near PCT: explore only the times whose cost so far is within PCT
+ * percent of the cheapest's (0, the default: all)
+ */
+static int64_t bandit_near;
+#define BANDIT_ARMS (AIO_POLL_BINS + 1)
+
+static int64_t bandit_arm_ns(const Sim *s, int k)
+{
+    return k ? s->p->max_ns >> (AIO_POLL_BINS - k) : 0;
+}
+
+/* What the wait just ended cost, as the thread can tell */
+static int64_t bandit_cost(const Sim *s, int64_t block_ns, bool slept)
+{
+    int64_t poll_ns = s->poll_ns;
+
+    if (!slept) {
+        return MIN(block_ns, poll_ns);      /* polling caught the event */
+    }
+    return poll_ns + (block_ns - poll_ns > policy_latency_ns / 2 ?
+                      policy_wakeup_ns : 0);
+}
+
+static void bandit_adjust(Sim *s, int64_t block_ns, bool slept, bool counted,
+                          int weight)
+{
+    int64_t len = policy_len(s, block_ns, slept);
+    int c = s->since, k, best;
+
+    if (counted) {
+        int64_t cost = bandit_cost(s, block_ns, slept);
+        int64_t *m = &s->arm_cost[c][s->arm];
+
+        if (s->arm_plays[c][s->arm]++) {
+            *m += (cost - *m) / (1 << weight);
+        } else {
+            *m = cost;
+        }
+    }
+    c = s->since = len > policy_wakeup_ns ? 0 :
+                   MIN(s->since + 1, context_classes - 1);
+    best = 0;
+    for (k = 0; k < BANDIT_ARMS; k++) {
+        if (bandit_arm_ns(s, k) > bandit_max_ns) {
+            break;
+        }
+        if (!s->arm_plays[c][k]) {
+            best = k;       /* each time played once first */
+            break;
+        }
+        if (s->arm_cost[c][k] < s->arm_cost[c][best]) {
+            best = k;
+        }
+    }
+    if (s->arm_plays[c][best] && ++s->seen[c] % bandit_every == 0) {
+        /* explore: the next time in turn among those near the best */
+        int64_t lim = bandit_near ? s->arm_cost[c][best] * bandit_near / 100
+                                  : INT64_MAX;
+
+        for (k = 0; k < BANDIT_ARMS; k++) {
+            int j = (s->next_arm[c] + 1 + k) % BANDIT_ARMS;
+
+            if (bandit_arm_ns(s, j) <= bandit_max_ns &&
+                s->arm_cost[c][j] <= lim) {
+                best = s->next_arm[c] = j;
+                break;
+            }
+        }
+    }
+    s->arm = best;
+    s->poll_ns = bandit_arm_ns(s, best);
+}
+
+/*
  * The policy of patches 9-13 with the pure functions of util/aio-posix.h, and
  * the same with the real aio_adjust_polling_time(); both must agree.  A wait
  * that is not @counted (the fd monitor kept it from polling) only clears
@@ -1084,6 +1178,10 @@ static void new_adjust(Sim *s, uint64_t fired, int64_t block_ns, bool slept,
     int weight = s->pol.weight ? s->pol.weight : AIO_POLL_WEIGHT_DEFAULT;
     int h;
 
+    if (bandit_every) {
+        bandit_adjust(s, block_ns, slept, counted, weight);
+        return;     /* the real one has one histogram */
+    }
     if (context_classes) {
         int64_t len = policy_len(s, block_ns, slept);
 
@@ -2649,6 +2747,14 @@ static void usage(FILE *f)
 "  --explore K      with --context-rule, every K-th wait of each class\n"
 "                   polls for 0, and only those are counted (an\n"
 "                   experiment, not a patch)\n"
+"  --bandit K       with --context-rule, each class chooses among 0 and\n"
+"                   the bin edges by the cost each was seen to have when\n"
+"                   played (every K-th wait plays them in turn): no event\n"
+"                   times needed (an experiment, not a patch)\n"
+"  --bandit-max NS  with --bandit, only the times up to NS\n"
+"  --bandit-near PCT\n"
+"                   with --bandit, explore only the times whose cost so\n"
+"                   far is within PCT percent of the cheapest's\n"
 "  --no-after-recorded\n"
 "                   let an event that the recorded run slept for arrive\n"
 "                   at the end of its recorded polling, even where that\n"
@@ -2736,6 +2842,9 @@ int main(int argc, char **argv)
         { "class-report", no_argument, NULL, 'Q' },
         { "len-clamp", no_argument, NULL, 'J' },
         { "explore", required_argument, NULL, 'Z' },
+        { "bandit", required_argument, NULL, 'D' },
+        { "bandit-max", required_argument, NULL, 'H' },
+        { "bandit-near", required_argument, NULL, 'I' },
         { "fd-polled", no_argument, NULL, 'F' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -2838,6 +2947,15 @@ int main(int argc, char **argv)
         case 'Z':
             explore_every = parse_num("--explore", optarg);
             break;
+        case 'D':
+            bandit_every = parse_num("--bandit", optarg);
+            break;
+        case 'H':
+            bandit_max_ns = parse_num("--bandit-max", optarg);
+            break;
+        case 'I':
+            bandit_near = parse_num("--bandit-near", optarg);
+            break;
         case 'F':
             fd_polled = true;
             break;
@@ -2889,6 +3007,10 @@ int main(int argc, char **argv)
     }
     if (explore_every && !context_classes) {
         fail("--explore needs --context-rule");
+    }
+    if (bandit_every && (!context_classes || explore_every ||
+                         bandit_every < 2)) {
+        fail("--bandit K needs --context-rule, no --explore, and K >= 2");
     }
 
     pols[npol++] = (Policy) { POLICY_ORACLE };
