@@ -75,8 +75,9 @@
       for .md.
 
   validate, sensitivity, timeout0, calibrated, arrivals, bounds,
-  context and constants pass each --replay-arg on to every replay (e.g.
-  --replay-arg=--no-after-recorded: the replay before 2026-12-04).
+  context, constants and bandit pass each --replay-arg on to every
+  replay (e.g. --replay-arg=--no-after-recorded: the replay before
+  2026-12-04).
 
   evidence.py replicate FIRST SECOND --out FILE
       Two recordings' rounds.csv, judged the same way, cell by cell: a
@@ -143,6 +144,18 @@
       patch): per pair, on how many traces its CPU is above 10.2.2's,
       above patches 1-8's, and its added latency above 1.05x 10.2.2's,
       each with the largest ratio.  Writes DIR2/constants.md.
+
+  evidence.py bandit --traces DIR --replay TOOL --out DIR2
+              [--every K,K...] [--near PCT,PCT...] [--classes N,N...]
+              [--only REGEX] [--wakeup-cpu NS --wakeup-latency NS]
+      Every trace replayed with the position rule that learns from the
+      cost each polling time was seen to have (aio-poll-replay --bandit;
+      no event times needed; not a patch), its times up to --wakeup-cpu
+      and its price of a wakeup set to it, for each triple of the grid
+      --every x --near x --classes: as constants, and on how many traces
+      its CPU is above 1.25x the optimum's, the largest ratio, and its
+      range over the NBD traces at QD8; the first row is the policy
+      without it.  Writes DIR2/bandit.md.
 
   evidence.py merge MEASURED NEW
       Replaces the rows of MEASURED (a measured.csv) whose venue NEW has
@@ -1170,6 +1183,68 @@ def constants(a):
     print("evidence.py: wrote %s" % out)
 
 
+def bandit(a):
+    """the policy with aio-poll-replay --bandit K --bandit-near PCT
+    --context-rule N for each triple of the grid @a.every x @a.near x
+    @a.classes (its times up to, and its price of a wakeup's CPU at,
+    @a.wakeup_cpu), every trace replayed at the price: per triple,
+    constants_row() and the traces above 1.25x the optimum, against the
+    references of the replay without it (the first row).  Writes
+    DIR2/bandit.md"""
+    measured = policy_runs(a.traces)
+    grid = [(k, n, c) for c in a.classes.split(",")
+            for k in a.every.split(",") for n in a.near.split(",")]
+    cpu = str(a.wakeup_cpu)
+    entry, by, _ = replay_ways(
+        a, measured, [r["trace"] for r in measured],
+        [[]] + [["--no-references", "--policy-wakeup-cpu", cpu,
+                 "--context-rule", c, "--bandit", k, "--bandit-near", n,
+                 "--bandit-max", cpu] for k, n, c in grid])
+    refs = by[0]
+    nbd = [t for t in refs if t.startswith("nbd-randread-8k-qd8-")]
+    out = os.path.join(a.out, "bandit.md")
+    with open(out, "w") as f:
+        f.write("The policy in the replay with a position rule that "
+                "learns from the cost each polling time was seen to have "
+                "(`--bandit K --bandit-near PCT --context-rule N "
+                "--bandit-max %s --policy-wakeup-cpu %s`: N positions "
+                "after the last long wait, 0 and the bin edges up to %s "
+                "ns, every K-th wait of a position exploring those within "
+                "PCT%% of the cheapest's cost; 0: all), replayed at a "
+                "wakeup of %d ns of CPU and %d ns of latency, %d ns per "
+                "polling iteration%s, %d traces: on how many it misses "
+                "each replay target, and the largest ratio; the "
+                "references (10.2.2, patches 1-8, the optimum) from the "
+                "replay without it, whose own row is the first.\n\n"
+                "| K | PCT | N | CPU > 10.2.2's | largest | CPU > patches "
+                "1-8's | largest | latency > 1.05x 10.2.2's | largest | "
+                "CPU > 1.25x the optimum's | largest | NBD at QD8, x the "
+                "optimum |\n"
+                "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n"
+                % (cpu, cpu, cpu, a.wakeup_cpu, a.wakeup_latency, entry,
+                   ", with " + " ".join(a.replay_arg) if a.replay_arg
+                   else "", len(refs)))
+        for triple, rows in zip([("-", "-", "-")] + grid, by):
+            f.write("| %s | %s | %s | %d | %.4f | %d | %.4f | %d | %.3f "
+                    "| %d | %.3f | %.2f-%.2f |\n"
+                    % (triple + tuple(bandit_row(refs, rows, nbd))))
+    print("evidence.py: wrote %s" % out)
+
+
+def bandit_row(refs, rows, nbd):
+    """constants_row() of the new-w3 rows of @rows ({trace: {policy:
+    priced row}}) against the other policies of @refs (the same, from the
+    replay with references), then how many traces have new-w3's CPU above
+    1.25x the optimum's, the largest such ratio, and its least and largest
+    over the traces @nbd (0, 0 without them)"""
+    new = {t: dict(refs[t], **{"new-w3": rows[t]["new-w3"]}) for t in refs}
+    opt = {t: new_ratio(r, "optimum", "cpu_ns") for t, r in new.items()}
+    return constants_row(new) + [
+        sum(v > 1.25 for v in opt.values()), max(opt.values()),
+        min((opt[t] for t in nbd), default=0),
+        max((opt[t] for t in nbd), default=0)]
+
+
 # The references of aio-poll-replay --clairvoyant, each the best fixed
 # polling time in hindsight per class of waits, and what the class knows
 CLAIRVOYANT = [
@@ -1591,6 +1666,13 @@ def main():
                    help="comma list of the policy's wakeup CPU, ns")
     g.add_argument("--latency", default="10000,30616",
                    help="comma list of the policy's wakeup latency, ns")
+    d = sub.add_parser("bandit")
+    d.add_argument("--every", default="8,16,32",
+                   help="comma list of K, every K-th wait explores")
+    d.add_argument("--near", default="130,150",
+                   help="comma list of PCT, what it explores (0: all)")
+    d.add_argument("--classes", default="4,16",
+                   help="comma list of the positions it tells apart")
     x = sub.add_parser("context")
     x.add_argument("--classes", type=int, default=16)
     x.add_argument("--calibrate", action="store_true",
@@ -1598,7 +1680,7 @@ def main():
                    "--wakeup-cpu")
     x.add_argument("--sees-arrivals", action="store_true",
                    help="the policy told when each slept wait's event came")
-    for p in (v, e, t, k, w, b, x, g):  # all replay the traces at a price
+    for p in (v, e, t, k, w, b, x, g, d):  # all replay the traces at a price
         p.add_argument("--traces", required=True)
         p.add_argument("--replay", required=True)
         p.add_argument("--out", required=True)
@@ -1607,7 +1689,7 @@ def main():
         p.add_argument("--replay-arg", action="append", default=[],
                        help="an option for every replay (e.g. "
                        "--replay-arg=--no-after-recorded)")
-    for p in (t, k, w, b, x, g):
+    for p in (t, k, w, b, x, g, d):
         p.add_argument("--only", metavar="REGEX",
                        help="replay only the traces whose name matches; "
                        "the cost of entering poll mode is still the "
@@ -1669,6 +1751,9 @@ def main():
         return 0
     if a.cmd == "constants":
         constants(a)
+        return 0
+    if a.cmd == "bandit":
+        bandit(a)
         return 0
     return validate(a)
 

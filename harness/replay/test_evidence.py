@@ -814,6 +814,35 @@ class Constants(unittest.TestCase):
         self.assertAlmostEqual(r[5], 100.0)         # c: 100 over max(0, 1)
 
 
+class BanditRow(unittest.TestCase):
+    """bandit_row(): the rule's own rows (new-w3) judged against the
+    references of the replay without it"""
+
+    def test_row(self):
+        def rows(new, unpatched, optimum):
+            return {"new-w3": {"cpu_ns": new, "added_latency_ns": "100"},
+                    "unpatched": {"cpu_ns": unpatched,
+                                  "added_latency_ns": "100"},
+                    "series-w3": {"cpu_ns": unpatched,
+                                  "added_latency_ns": "100"},
+                    "optimum": {"cpu_ns": optimum,
+                                "added_latency_ns": "0"}}
+        # the replay without the rule: new-w3 over 1.25x on both traces
+        refs = {"nbd-a": rows("130", "131", "100"),
+                "guest-b": rows("140", "150", "100")}
+        # with it (no references: its other rows are zero)
+        mine = {"nbd-a": rows("120", "0", "0"),
+                "guest-b": rows("151", "0", "0")}
+        r = evidence.bandit_row(refs, mine, ["nbd-a"])
+        self.assertEqual(r[0], 1)                   # guest-b over 10.2.2
+        self.assertAlmostEqual(r[1], 151 / 150)
+        self.assertEqual(r[6], 1)                   # guest-b over 1.25x
+        self.assertAlmostEqual(r[7], 1.51)
+        self.assertEqual(r[8:], [1.2, 1.2])         # nbd-a: 120 / 100
+        self.assertEqual(refs["nbd-a"]["new-w3"]["cpu_ns"], "130")
+        self.assertEqual(evidence.bandit_row(refs, mine, [])[8:], [0, 0])
+
+
 class OnlyTraces(unittest.TestCase):
     """--only: the traces replayed, matched anywhere in the name"""
 
