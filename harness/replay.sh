@@ -182,6 +182,12 @@ cmd_replay() {
         --weights 3 --poll-entry 500 --policy-wakeup-cpu 16384 \
         --policy-wakeup-latency 2000 --context-rule 1 --bandit 4 \
         --bandit-max 16384
+    # ... --bandit-hybrid: the rule only where an fd without io_poll()
+    # ends most waits of a position, the policy's histogram elsewhere
+    priced_case "$out" priced-hybrid@bandit 16384 2000 ',new-w3,' \
+        --weights 3 --poll-entry 500 --policy-wakeup-latency 2000 \
+        --context-rule 3 --bandit 4 --bandit-max 16384 --bandit-hybrid \
+        --bandit-wakeup-cpu 16384
     # ... --class-report: per position after the last long wait, the
     # online rule beside the best fixed time for the same waits, and the
     # rule learnt on the first half applied to the second (stderr)
@@ -196,7 +202,8 @@ cmd_replay() {
                 "longer gives tests/$t@report.expected"
     done
     # ... and both refused without --context-rule, with nothing written
-    for o in "--explore 4" --class-report "--bandit 4"; do
+    for o in "--explore 4" --class-report "--bandit 4" \
+            "--context-rule 2 --bandit-hybrid"; do
         # shellcheck disable=SC2086  # $o is an option and its value
         if (cd "$REPLAY_DIR" && "$out/aio-poll-replay" --priced $o \
             tests/priced-context.trace > "$out/refused.csv" \

@@ -924,6 +924,9 @@ typedef struct {
     uint64_t arm_plays[CONTEXT_CLASSES_MAX][AIO_POLL_BINS + 1];
     int arm;                                /* --bandit: this wait's time */
     int next_arm[CONTEXT_CLASSES_MAX];      /* --bandit: explored last */
+    int fd_share[CONTEXT_CLASSES_MAX];      /* --bandit-hybrid, of 1024 */
+    bool ended_fd;                          /* this wait: an fd's event */
+    uint64_t fired;                         /* this wait: polled handlers */
 
     /* POLICY_NEW: the real aio_adjust_polling_time(), in lockstep */
     AioContext *ctx;
@@ -1089,6 +1092,20 @@ static int64_t policy_len(const Sim *s, int64_t block_ns, bool slept)
  * does not have for an fd without io_poll().  An experiment, not a patch.
  */
 static int bandit_every;
+/*
+ * --bandit-hybrid: a class whose waits an fd without io_poll() ended less
+ * than half of the time (a moving average, 1/8 per wait) polls for the
+ * best time of one histogram, the policy's, which leaves out the waits
+ * that such an fd ended (it cannot tell when their events came); the
+ * others as --bandit.  Where no such fd ends a wait, the policy of
+ * patches 9-15 exactly
+ */
+static bool bandit_hybrid;
+/*
+ * --bandit-wakeup-cpu NS: --bandit's price of a wakeup, which also tells a
+ * long wait (the policy's, AIO_POLL_WAKEUP_NS, by default)
+ */
+static int64_t bandit_wakeup_ns = -1;
 /* --bandit-max NS: only the times up to NS (default all) */
 static int64_t bandit_max_ns = INT64_MAX;
 /*
@@ -1112,7 +1129,7 @@ static int64_t bandit_cost(const Sim *s, int64_t block_ns, bool slept)
         return MIN(block_ns, poll_ns);      /* polling caught the event */
     }
     return poll_ns + (block_ns - poll_ns > policy_latency_ns / 2 ?
-                      policy_wakeup_ns : 0);
+                      bandit_wakeup_ns : 0);
 }
 
 static void bandit_adjust(Sim *s, int64_t block_ns, bool slept, bool counted,
@@ -1121,7 +1138,15 @@ static void bandit_adjust(Sim *s, int64_t block_ns, bool slept, bool counted,
     int64_t len = policy_len(s, block_ns, slept);
     int c = s->since, k, best;
 
-    if (counted) {
+    if (bandit_hybrid) {
+        /* which waits of this class an fd without io_poll() ended */
+        s->fd_share[c] += ((s->ended_fd ? 1024 : 0) - s->fd_share[c]) / 8;
+        if (counted && !s->ended_fd) {
+            aio_poll_hist_add(&s->hist, len, s->fired != 0, s->p->max_ns,
+                              weight);
+        }
+    }
+    if (counted && s->arm >= 0) {
         int64_t cost = bandit_cost(s, block_ns, slept);
         int64_t *m = &s->arm_cost[c][s->arm];
 
@@ -1131,8 +1156,20 @@ static void bandit_adjust(Sim *s, int64_t block_ns, bool slept, bool counted,
             *m = cost;
         }
     }
-    c = s->since = len > policy_wakeup_ns ? 0 :
+    c = s->since = len > bandit_wakeup_ns ? 0 :
                    MIN(s->since + 1, context_classes - 1);
+    if (bandit_hybrid && s->fd_share[c] < 512) {
+        /* mostly polled handlers' events: the class's histogram */
+        s->poll_ns = aio_poll_hist_best(&s->hist, s->p->max_ns,
+                                        policy_wakeup_ns);
+        for (k = 0; k < BANDIT_ARMS; k++) {
+            if (bandit_arm_ns(s, k) == s->poll_ns) {
+                break;
+            }
+        }
+        s->arm = k < BANDIT_ARMS ? k : -1;     /* -1: none of the times */
+        return;
+    }
     best = 0;
     for (k = 0; k < BANDIT_ARMS; k++) {
         if (bandit_arm_ns(s, k) > bandit_max_ns) {
@@ -1179,6 +1216,7 @@ static void new_adjust(Sim *s, uint64_t fired, int64_t block_ns, bool slept,
     int h;
 
     if (bandit_every) {
+        s->fired = fired;
         bandit_adjust(s, block_ns, slept, counted, weight);
         return;     /* the real one has one histogram */
     }
@@ -1628,6 +1666,7 @@ static Priced replay_priced(const Trace *tr, const Params *p,
                     it->polled, it->cap, it->set, poll_ns,
                     r.wakeups > wakeups ? "slept" : "no-sleep");
         }
+        s.ended_fd = it->end == END_FD && !fd_polled;
         sim_adjust(&s, it->fired | (fd_polled && it->end == END_FD),
                    block_ns, slept, it->need_wait ||
                    (timeout0_rule && it->cap == 0 &&
@@ -2752,6 +2791,13 @@ static void usage(FILE *f)
 "                   played (every K-th wait plays them in turn): no event\n"
 "                   times needed (an experiment, not a patch)\n"
 "  --bandit-max NS  with --bandit, only the times up to NS\n"
+"  --bandit-hybrid  with --bandit, the positions whose waits an fd\n"
+"                   without io_poll() ends less than half of the time\n"
+"                   poll for the policy's one histogram's time, which\n"
+"                   leaves out such waits\n"
+"  --bandit-wakeup-cpu NS\n"
+"                   with --bandit, its price of a wakeup's CPU, which\n"
+"                   also tells a long wait (default the policy's)\n"
 "  --bandit-near PCT\n"
 "                   with --bandit, explore only the times whose cost so\n"
 "                   far is within PCT percent of the cheapest's\n"
@@ -2844,6 +2890,8 @@ int main(int argc, char **argv)
         { "explore", required_argument, NULL, 'Z' },
         { "bandit", required_argument, NULL, 'D' },
         { "bandit-max", required_argument, NULL, 'H' },
+        { "bandit-hybrid", no_argument, NULL, 'O' },
+        { "bandit-wakeup-cpu", required_argument, NULL, 'k' },
         { "bandit-near", required_argument, NULL, 'I' },
         { "fd-polled", no_argument, NULL, 'F' },
         { "help", no_argument, NULL, 'h' },
@@ -2953,6 +3001,12 @@ int main(int argc, char **argv)
         case 'H':
             bandit_max_ns = parse_num("--bandit-max", optarg);
             break;
+        case 'O':
+            bandit_hybrid = true;
+            break;
+        case 'k':
+            bandit_wakeup_ns = parse_num("--bandit-wakeup-cpu", optarg);
+            break;
         case 'I':
             bandit_near = parse_num("--bandit-near", optarg);
             break;
@@ -3008,9 +3062,15 @@ int main(int argc, char **argv)
     if (explore_every && !context_classes) {
         fail("--explore needs --context-rule");
     }
+    if (bandit_wakeup_ns < 0) {
+        bandit_wakeup_ns = policy_wakeup_ns;
+    }
     if (bandit_every && (!context_classes || explore_every ||
                          bandit_every < 2)) {
         fail("--bandit K needs --context-rule, no --explore, and K >= 2");
+    }
+    if (bandit_hybrid && !bandit_every) {
+        fail("--bandit-hybrid needs --bandit");
     }
 
     pols[npol++] = (Policy) { POLICY_ORACLE };

@@ -147,7 +147,8 @@
 
   evidence.py bandit --traces DIR --replay TOOL --out DIR2
               [--every K,K...] [--near PCT,PCT...] [--classes N,N...]
-              [--only REGEX] [--wakeup-cpu NS --wakeup-latency NS]
+              [--hybrid] [--only REGEX]
+              [--wakeup-cpu NS --wakeup-latency NS]
       Every trace replayed with the position rule that learns from the
       cost each polling time was seen to have (aio-poll-replay --bandit;
       no event times needed; not a patch), its times up to --wakeup-cpu
@@ -155,7 +156,10 @@
       --every x --near x --classes: as constants, and on how many traces
       its CPU is above 1.25x the optimum's, the largest ratio, and its
       range over the NBD traces at QD8; the first row is the policy
-      without it.  Writes DIR2/bandit.md.
+      without it.  Writes DIR2/bandit.md.  With --hybrid, the rule only
+      where an fd without io_poll() ends most waits of a position, the
+      policy's one histogram (the tree's constants) elsewhere
+      (--bandit-hybrid --bandit-wakeup-cpu): DIR2/bandit-hybrid.md.
 
   evidence.py merge MEASURED NEW
       Replaces the rows of MEASURED (a measured.csv) whose venue NEW has
@@ -1190,26 +1194,41 @@ def bandit(a):
     @a.wakeup_cpu), every trace replayed at the price: per triple,
     constants_row() and the traces above 1.25x the optimum, against the
     references of the replay without it (the first row).  Writes
-    DIR2/bandit.md"""
+    DIR2/bandit.md; with @a.hybrid, --bandit-hybrid (the policy's own
+    constants the tree's, --bandit-wakeup-cpu at @a.wakeup_cpu) and
+    DIR2/bandit-hybrid.md"""
     measured = policy_runs(a.traces)
     grid = [(k, n, c) for c in a.classes.split(",")
             for k in a.every.split(",") for n in a.near.split(",")]
     cpu = str(a.wakeup_cpu)
+    if a.hybrid:
+        # the policy's histogram keeps the tree's constants
+        price = ["--bandit-hybrid", "--bandit-wakeup-cpu", cpu]
+        name = "bandit-hybrid"
+        what = ("`--bandit-hybrid --bandit-wakeup-cpu %s`: positions whose "
+                "waits an fd without `io_poll()` ends less than half of "
+                "the time poll for the policy's one histogram's time, "
+                "with the tree's constants, which leaves such waits out; "
+                % cpu)
+    else:
+        price = ["--policy-wakeup-cpu", cpu]
+        name = "bandit"
+        what = "`--policy-wakeup-cpu %s`; " % cpu
     entry, by, _ = replay_ways(
         a, measured, [r["trace"] for r in measured],
-        [[]] + [["--no-references", "--policy-wakeup-cpu", cpu,
-                 "--context-rule", c, "--bandit", k, "--bandit-near", n,
-                 "--bandit-max", cpu] for k, n, c in grid])
+        [[]] + [["--no-references", "--context-rule", c, "--bandit", k,
+                 "--bandit-near", n, "--bandit-max", cpu] + price
+                for k, n, c in grid])
     refs = by[0]
     nbd = [t for t in refs if t.startswith("nbd-randread-8k-qd8-")]
-    out = os.path.join(a.out, "bandit.md")
+    out = os.path.join(a.out, name + ".md")
     with open(out, "w") as f:
         f.write("The policy in the replay with a position rule that "
                 "learns from the cost each polling time was seen to have "
                 "(`--bandit K --bandit-near PCT --context-rule N "
-                "--bandit-max %s --policy-wakeup-cpu %s`: N positions "
-                "after the last long wait, 0 and the bin edges up to %s "
-                "ns, every K-th wait of a position exploring those within "
+                "--bandit-max %s`, %sN positions after the last wait "
+                "longer than %s ns, 0 and the bin edges up to %s ns, "
+                "every K-th wait of a position exploring those within "
                 "PCT%% of the cheapest's cost; 0: all), replayed at a "
                 "wakeup of %d ns of CPU and %d ns of latency, %d ns per "
                 "polling iteration%s, %d traces: on how many it misses "
@@ -1221,9 +1240,9 @@ def bandit(a):
                 "CPU > 1.25x the optimum's | largest | NBD at QD8, x the "
                 "optimum |\n"
                 "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n"
-                % (cpu, cpu, cpu, a.wakeup_cpu, a.wakeup_latency, entry,
-                   ", with " + " ".join(a.replay_arg) if a.replay_arg
-                   else "", len(refs)))
+                % (cpu, what, cpu, cpu, a.wakeup_cpu, a.wakeup_latency,
+                   entry, ", with " + " ".join(a.replay_arg)
+                   if a.replay_arg else "", len(refs)))
         for triple, rows in zip([("-", "-", "-")] + grid, by):
             f.write("| %s | %s | %s | %d | %.4f | %d | %.4f | %d | %.3f "
                     "| %d | %.3f | %.2f-%.2f |\n"
@@ -1673,6 +1692,9 @@ def main():
                    help="comma list of PCT, what it explores (0: all)")
     d.add_argument("--classes", default="4,16",
                    help="comma list of the positions it tells apart")
+    d.add_argument("--hybrid", action="store_true",
+                   help="--bandit-hybrid, the policy's constants the "
+                   "tree's; writes bandit-hybrid.md")
     x = sub.add_parser("context")
     x.add_argument("--classes", type=int, default=16)
     x.add_argument("--calibrate", action="store_true",
