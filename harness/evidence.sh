@@ -65,6 +65,10 @@ Options:
   --irq-charge    only the interrupt probe of step 1 (--out DIR: where its
                   irq-charge.csv goes; default work/BASE/evidence-irq;
                   about 40 s)
+  --uring-notice  only how soon a polling thread sees a socket's event
+                  through io_uring (harness/wakeup/uring_notice.c; --out
+                  DIR: where its uring-notice.csv goes; default
+                  work/BASE/evidence-uring; about 30 s)
   --synthetic     only the synthetic traces, priced (the table of
                   results/replay-synthetic-priced.csv), to stdout
   -h, --help      this text
@@ -161,6 +165,34 @@ irq_charge() {
     [ $rc = 0 ] || die "evidence: irq_charge failed"
 }
 
+# uring_notice OUT [REPS]: OUT/uring-notice.csv, how soon a thread that
+# polls the way fdmon-io_uring's need_wait() does sees that a socket
+# without io_poll() became readable, against one that makes a system call
+# each round and one that sleeps (harness/wakeup/uring_notice.c), the
+# waiter on each CPU in turn, REPS times (default 3)
+uring_notice() {
+    local out=$1 reps=${2:-3} ncpu w m r rc
+    gcc -O2 -Wall -o "$out/uring_notice" \
+        "$APW_ROOT/harness/wakeup/uring_notice.c" -luring -lpthread ||
+        die "evidence: uring_notice.c does not build"
+    ncpu=$(nproc)
+    [ "$ncpu" -ge 2 ] || die "evidence: uring_notice needs two CPUs"
+    (flock -x 9
+     printf 'wait_cpu,'
+     "$out/uring_notice" sleep 0 1 10 | head -1
+     for r in $(seq "$reps"); do
+         for w in $(seq 0 $((ncpu - 1))); do
+             for m in spin enter sleep; do
+                 printf '%s,' "$w"
+                 URING_NOTICE_NO_HEADER=1 "$out/uring_notice" "$m" "$w" \
+                     $(( (w + 1) % ncpu )) || exit 1
+             done
+         done
+     done) 9>/tmp/apw-cpu.lock > "$out/uring-notice.csv"
+    rc=$?
+    [ $rc = 0 ] || die "evidence: uring_notice failed"
+}
+
 # The price committed with the recordings
 committed_price() {
     price_of "$EVIDENCE_RESULTS/wakeup-cost.csv"
@@ -196,6 +228,7 @@ cmd_evidence() {
         --add) add=1 ;;
         --from) from=${2:?}; shift ;;
         --irq-charge) irq=1 ;;
+        --uring-notice) irq=uring ;;
         --synthetic)
             out=$BW/evidence-synthetic
             mkdir -p "$out"
@@ -218,7 +251,13 @@ cmd_evidence() {
         *) die "evidence: unknown variant '$v' (./apw evidence --help)" ;;
         esac
     done
-    if [ -n "$irq" ]; then
+    if [ "$irq" = uring ]; then
+        [ -n "$out" ] || out=$BW/evidence-uring
+        mkdir -p "$out"
+        uring_notice "$out"
+        cat "$out/uring-notice.csv"
+        return
+    elif [ -n "$irq" ]; then
         [ -n "$out" ] || out=$BW/evidence-irq
         mkdir -p "$out"
         irq_charge "$out"
@@ -350,7 +389,8 @@ evidence_check() {
         echo "results/replay-synthetic-priced.csv is not what the replay gives now"
         return 1
     }
-    irq_probe_check "$out"
+    irq_probe_check "$out" || return 1
+    uring_probe_check "$out"
 }
 
 # recording_check OUT TRACES PRICE CHECKS RESULTS MD: replay the committed
@@ -420,6 +460,45 @@ irq_probe_check() {
              END { exit !(i && o && NR == 3) }' "$out/irq.csv" || {
         echo "irq_charge: not the two phases it should print:"
         cat "$out/irq.csv"
+        return 1
+    }
+}
+
+# uring_probe_check OUT: the io_uring probe builds, refuses one CPU for
+# both threads with a clear error, and measures its three modes (10 rounds
+# each; its figures are a benchmark's, not checked here, but a thread that
+# sleeps sees every event, and one that makes the system call some)
+uring_probe_check() {
+    local out=$1 m rc
+    gcc -O2 -Wall -o "$out/uring_notice" \
+        "$APW_ROOT/harness/wakeup/uring_notice.c" -luring -lpthread ||
+        return 1
+    if "$out/uring_notice" spin 0 0 2>"$out/uring.err" >/dev/null; then
+        echo "uring_notice ran with one CPU for both threads"
+        return 1
+    fi
+    grep -q "need two CPUs" "$out/uring.err" || {
+        echo "uring_notice: no clear error for one CPU"
+        return 1
+    }
+    [ "$(nproc)" -ge 2 ] || return 0
+    : > "$out/uring.csv"
+    for m in spin enter sleep; do
+        URING_NOTICE_NO_HEADER=1 "$out/uring_notice" "$m" 1 0 10 \
+            >> "$out/uring.csv" 2>"$out/uring.err"
+        rc=$?
+        if [ $rc = 3 ]; then
+            echo "uring_notice: no io_uring here, not measured: $(cat "$out/uring.err")"
+            return 0
+        fi
+        [ $rc = 0 ] || { cat "$out/uring.err"; return 1; }
+    done
+    awk -F, '$1 == "spin" && $2 == 9 { s = 1 }
+             $1 == "enter" && $2 == 9 && $3 > 0 && $8 > 0 { e = 1 }
+             $1 == "sleep" && $2 == 9 && $3 == 9 && $4 > 0 && $8 == -1 { w = 1 }
+             END { exit !(s && e && w && NR == 3) }' "$out/uring.csv" || {
+        echo "uring_notice: not the three modes it should print:"
+        cat "$out/uring.csv"
         return 1
     }
 }
