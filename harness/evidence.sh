@@ -434,6 +434,22 @@ evidence_exact_check() {
         polling_ns_per_io,wakeups_per_io "$EVIDENCE_EXACT_RESULTS" ""
 }
 
+# probe_refuses ERR CASE MSG CMD...: a probe run as CMD must fail on CASE
+# and say MSG on standard error (kept in ERR)
+probe_refuses() {
+    local err=$1 case=$2 msg=$3 name
+    shift 3
+    name=$(basename "$1")
+    if "$@" 2>"$err" >/dev/null; then
+        echo "$name ran with $case"
+        return 1
+    fi
+    grep -q "$msg" "$err" || {
+        echo "$name: no clear error for $case"
+        return 1
+    }
+}
+
 # irq_probe_check OUT: the interrupt probe builds, refuses a file it
 # cannot read with a clear error, and runs its two phases (0.1 s each;
 # its figures are a benchmark's, not checked here)
@@ -441,14 +457,8 @@ irq_probe_check() {
     local out=$1
     gcc -O2 -Wall -o "$out/irq_charge" \
         "$APW_ROOT/harness/wakeup/irq_charge.c" -lpthread || return 1
-    if "$out/irq_charge" 0 1 "$out/irq-none" 2>"$out/irq.err" >/dev/null; then
-        echo "irq_charge ran without its file"
-        return 1
-    fi
-    grep -q "need a readable file" "$out/irq.err" || {
-        echo "irq_charge: no clear error for a missing file"
-        return 1
-    }
+    probe_refuses "$out/irq.err" "a missing file" "need a readable file" \
+        "$out/irq_charge" 0 1 "$out/irq-none" || return 1
     [ "$(nproc)" -ge 2 ] || return 0
     dd if=/dev/zero of="$out/irq.data" bs=64k count=16 conv=fsync \
         status=none || return 1
@@ -473,14 +483,8 @@ uring_probe_check() {
     gcc -O2 -Wall -o "$out/uring_notice" \
         "$APW_ROOT/harness/wakeup/uring_notice.c" -luring -lpthread ||
         return 1
-    if "$out/uring_notice" spin 0 0 2>"$out/uring.err" >/dev/null; then
-        echo "uring_notice ran with one CPU for both threads"
-        return 1
-    fi
-    grep -q "need two CPUs" "$out/uring.err" || {
-        echo "uring_notice: no clear error for one CPU"
-        return 1
-    }
+    probe_refuses "$out/uring.err" "one CPU for both threads" \
+        "need two CPUs" "$out/uring_notice" spin 0 0 || return 1
     [ "$(nproc)" -ge 2 ] || return 0
     : > "$out/uring.csv"
     for m in spin enter sleep; do
