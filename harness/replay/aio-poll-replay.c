@@ -1159,7 +1159,7 @@ static void bandit_adjust(Sim *s, int64_t block_ns, bool slept, bool counted,
     c = s->since = len > bandit_wakeup_ns ? 0 :
                    MIN(s->since + 1, context_classes - 1);
     if (bandit_hybrid && s->fd_share[c] < 512) {
-        /* mostly polled handlers' events: the class's histogram */
+        /* mostly polled handlers' events: the policy's one histogram */
         s->poll_ns = aio_poll_hist_best(&s->hist, s->p->max_ns,
                                         policy_wakeup_ns);
         for (k = 0; k < BANDIT_ARMS; k++) {
