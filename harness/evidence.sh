@@ -177,15 +177,19 @@ uring_notice() {
         die "evidence: uring_notice.c does not build"
     ncpu=$(nproc)
     [ "$ncpu" -ge 2 ] || die "evidence: uring_notice needs two CPUs"
+    # each line led by the waiter's CPU, the header by its name
     (flock -x 9
-     printf 'wait_cpu,'
-     "$out/uring_notice" sleep 0 1 10 | head -1
      for r in $(seq "$reps"); do
          for w in $(seq 0 $((ncpu - 1))); do
              for m in spin enter sleep; do
-                 printf '%s,' "$w"
-                 URING_NOTICE_NO_HEADER=1 "$out/uring_notice" "$m" "$w" \
-                     $(( (w + 1) % ncpu )) || exit 1
+                 if [ "$r$w$m" = 10spin ]; then
+                     "$out/uring_notice" "$m" "$w" $(( (w + 1) % ncpu ))
+                 else
+                     URING_NOTICE_NO_HEADER=1 "$out/uring_notice" "$m" \
+                         "$w" $(( (w + 1) % ncpu ))
+                 fi > "$out/uring.line" || exit 1
+                 sed "1s/^mode,/wait_cpu,mode,/; /^wait_cpu,/!s/^/$w,/" \
+                     "$out/uring.line"
              done
          done
      done) 9>/tmp/apw-cpu.lock > "$out/uring-notice.csv"

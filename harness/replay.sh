@@ -182,6 +182,18 @@ cmd_replay() {
         --weights 3 --poll-entry 500 --policy-wakeup-cpu 16384 \
         --policy-wakeup-latency 2000 --context-rule 1 --bandit 4 \
         --bandit-max 16384
+    # ... --bandit-near: exploring only the times whose cost is near the
+    # cheapest's, here none but the cheapest itself
+    priced_case "$out" priced-fdclamp@near 16384 2000 ',new-w3,' \
+        --weights 3 --poll-entry 500 --policy-wakeup-cpu 16384 \
+        --policy-wakeup-latency 2000 --context-rule 1 --bandit 4 \
+        --bandit-max 16384 --bandit-near 150
+    # ... --bandit-wakeup-cpu: the rule's own price of a wakeup, here so
+    # cheap that sleeping is its cheapest time
+    priced_case "$out" priced-fdclamp@cheap 16384 2000 ',new-w3,' \
+        --weights 3 --poll-entry 500 --policy-wakeup-cpu 16384 \
+        --policy-wakeup-latency 2000 --context-rule 1 --bandit 4 \
+        --bandit-max 16384 --bandit-wakeup-cpu 4000
     # ... --bandit-hybrid: the rule only where an fd without io_poll()
     # ends most waits of a position, the policy's histogram elsewhere
     priced_case "$out" priced-hybrid@bandit 16384 2000 ',new-w3,' \

@@ -926,7 +926,6 @@ typedef struct {
     int next_arm[CONTEXT_CLASSES_MAX];      /* --bandit: explored last */
     int fd_share[CONTEXT_CLASSES_MAX];      /* --bandit-hybrid, of 1024 */
     bool ended_fd;                          /* this wait: an fd's event */
-    uint64_t fired;                         /* this wait: polled handlers */
 
     /* POLICY_NEW: the real aio_adjust_polling_time(), in lockstep */
     AioContext *ctx;
@@ -1132,8 +1131,8 @@ static int64_t bandit_cost(const Sim *s, int64_t block_ns, bool slept)
                       bandit_wakeup_ns : 0);
 }
 
-static void bandit_adjust(Sim *s, int64_t block_ns, bool slept, bool counted,
-                          int weight)
+static void bandit_adjust(Sim *s, uint64_t fired, int64_t block_ns,
+                          bool slept, bool counted, int weight)
 {
     int64_t len = policy_len(s, block_ns, slept);
     int c = s->since, k, best;
@@ -1142,7 +1141,7 @@ static void bandit_adjust(Sim *s, int64_t block_ns, bool slept, bool counted,
         /* which waits of this class an fd without io_poll() ended */
         s->fd_share[c] += ((s->ended_fd ? 1024 : 0) - s->fd_share[c]) / 8;
         if (counted && !s->ended_fd) {
-            aio_poll_hist_add(&s->hist, len, s->fired != 0, s->p->max_ns,
+            aio_poll_hist_add(&s->hist, len, fired != 0, s->p->max_ns,
                               weight);
         }
     }
@@ -1216,8 +1215,7 @@ static void new_adjust(Sim *s, uint64_t fired, int64_t block_ns, bool slept,
     int h;
 
     if (bandit_every) {
-        s->fired = fired;
-        bandit_adjust(s, block_ns, slept, counted, weight);
+        bandit_adjust(s, fired, block_ns, slept, counted, weight);
         return;     /* the real one has one histogram */
     }
     if (context_classes) {
