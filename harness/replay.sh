@@ -200,6 +200,11 @@ cmd_replay() {
         --weights 3 --poll-entry 500 --policy-wakeup-latency 2000 \
         --context-rule 3 --bandit 4 --bandit-max 16384 --bandit-hybrid \
         --bandit-wakeup-cpu 16384
+    # ... --bandit-count-all: that histogram counts the fd's waits too
+    priced_case "$out" priced-hybrid@all 16384 2000 ',new-w3,' \
+        --weights 3 --poll-entry 500 --policy-wakeup-latency 2000 \
+        --context-rule 3 --bandit 4 --bandit-max 16384 --bandit-hybrid \
+        --bandit-wakeup-cpu 16384 --bandit-count-all
     # ... --class-report: per position after the last long wait, the
     # online rule beside the best fixed time for the same waits, and the
     # rule learnt on the first half applied to the second (stderr)
@@ -213,18 +218,20 @@ cmd_replay() {
             die "replay: --class-report of tests/$t.trace no" \
                 "longer gives tests/$t@report.expected"
     done
-    # ... and both refused without --context-rule, with nothing written
+    # ... and each refused without the option it needs (--context-rule,
+    # --bandit, --bandit-hybrid), with nothing written
     for o in "--explore 4" --class-report "--bandit 4" \
-            "--context-rule 2 --bandit-hybrid"; do
+            "--context-rule 2 --bandit-hybrid" \
+            "--context-rule 2 --bandit 4 --bandit-count-all"; do
         # shellcheck disable=SC2086  # $o is an option and its value
         if (cd "$REPLAY_DIR" && "$out/aio-poll-replay" --priced $o \
             tests/priced-context.trace > "$out/refused.csv" \
             2> "$out/refused.err"); then
-            die "replay: $o without --context-rule was not refused"
+            die "replay: $o, without the option it needs, was not refused"
         fi
         grep -qF "needs" "$out/refused.err" && [ ! -s "$out/refused.csv" ] ||
-            die "replay: $o without --context-rule was refused without" \
-                "saying what it needs: $(cat "$out/refused.err")"
+            die "replay: $o was refused without saying what it needs:" \
+                "$(cat "$out/refused.err")"
     done
     # ... 10.2.2's handlers before their first event in a trace: idle ones
     priced_case "$out" priced-idlestart 3000 2000 ',unpatched,' --weights 3

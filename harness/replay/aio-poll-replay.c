@@ -1101,6 +1101,13 @@ static int bandit_every;
  */
 static bool bandit_hybrid;
 /*
+ * --bandit-count-all: with --bandit-hybrid, the one histogram counts the
+ * waits that an fd without io_poll() ended too, as the policy of patches
+ * 9-15 does: then every position that such an fd does not mostly end
+ * polls for the time that patches 9-15 would choose
+ */
+static bool bandit_count_all;
+/*
  * --bandit-wakeup-cpu NS: --bandit's price of a wakeup, which also tells a
  * long wait (the policy's, AIO_POLL_WAKEUP_NS, by default)
  */
@@ -1140,7 +1147,7 @@ static void bandit_adjust(Sim *s, uint64_t fired, int64_t block_ns,
     if (bandit_hybrid) {
         /* which waits of this class an fd without io_poll() ended */
         s->fd_share[c] += ((s->ended_fd ? 1024 : 0) - s->fd_share[c]) / 8;
-        if (counted && !s->ended_fd) {
+        if (counted && (bandit_count_all || !s->ended_fd)) {
             aio_poll_hist_add(&s->hist, len, fired != 0, s->p->max_ns,
                               weight);
         }
@@ -2793,6 +2800,9 @@ static void usage(FILE *f)
 "                   without io_poll() ends less than half of the time\n"
 "                   poll for the policy's one histogram's time, which\n"
 "                   leaves out such waits\n"
+"  --bandit-count-all\n"
+"                   with --bandit-hybrid, that histogram counts every\n"
+"                   wait, as the policy of patches 9-15 does\n"
 "  --bandit-wakeup-cpu NS\n"
 "                   with --bandit, its price of a wakeup's CPU, which\n"
 "                   also tells a long wait (default the policy's)\n"
@@ -2889,6 +2899,7 @@ int main(int argc, char **argv)
         { "bandit", required_argument, NULL, 'D' },
         { "bandit-max", required_argument, NULL, 'H' },
         { "bandit-hybrid", no_argument, NULL, 'O' },
+        { "bandit-count-all", no_argument, NULL, 'j' },
         { "bandit-wakeup-cpu", required_argument, NULL, 'k' },
         { "bandit-near", required_argument, NULL, 'I' },
         { "fd-polled", no_argument, NULL, 'F' },
@@ -3002,6 +3013,9 @@ int main(int argc, char **argv)
         case 'O':
             bandit_hybrid = true;
             break;
+        case 'j':
+            bandit_count_all = true;
+            break;
         case 'k':
             bandit_wakeup_ns = parse_num("--bandit-wakeup-cpu", optarg);
             break;
@@ -3069,6 +3083,9 @@ int main(int argc, char **argv)
     }
     if (bandit_hybrid && !bandit_every) {
         fail("--bandit-hybrid needs --bandit");
+    }
+    if (bandit_count_all && !bandit_hybrid) {
+        fail("--bandit-count-all needs --bandit-hybrid");
     }
 
     pols[npol++] = (Policy) { POLICY_ORACLE };

@@ -147,7 +147,7 @@
 
   evidence.py bandit --traces DIR --replay TOOL --out DIR2
               [--every K,K...] [--near PCT,PCT...] [--classes N,N...]
-              [--hybrid] [--only REGEX]
+              [--hybrid [--count-all]] [--only REGEX]
               [--wakeup-cpu NS --wakeup-latency NS]
       Every trace replayed with the position rule that learns from the
       cost each polling time was seen to have (aio-poll-replay --bandit;
@@ -159,7 +159,9 @@
       without it.  Writes DIR2/bandit.md.  With --hybrid, the rule only
       where an fd without io_poll() ends most waits of a position, the
       policy's one histogram (the tree's constants) elsewhere
-      (--bandit-hybrid --bandit-wakeup-cpu): DIR2/bandit-hybrid.md.
+      (--bandit-hybrid --bandit-wakeup-cpu): DIR2/bandit-hybrid.md;
+      with --count-all too, that histogram counts every wait, as patches
+      1-15's does (--bandit-count-all): DIR2/bandit-hybrid-all.md.
 
   evidence.py merge MEASURED NEW
       Replaces the rows of MEASURED (a measured.csv) whose venue NEW has
@@ -1201,7 +1203,16 @@ def bandit(a):
     grid = [(k, n, c) for c in a.classes.split(",")
             for k in a.every.split(",") for n in a.near.split(",")]
     cpu = str(a.wakeup_cpu)
-    if a.hybrid:
+    if a.hybrid and a.count_all:
+        price = ["--bandit-hybrid", "--bandit-count-all",
+                 "--bandit-wakeup-cpu", cpu]
+        name = "bandit-hybrid-all"
+        what = ("`--bandit-hybrid --bandit-count-all --bandit-wakeup-cpu "
+                "%s`: positions whose waits an fd without `io_poll()` ends "
+                "less than half of the time poll for the time of the "
+                "policy's one histogram, with the tree's constants, which "
+                "counts every wait as patches 1-15 do; " % cpu)
+    elif a.hybrid:
         # the policy's histogram keeps the tree's constants
         price = ["--bandit-hybrid", "--bandit-wakeup-cpu", cpu]
         name = "bandit-hybrid"
@@ -1695,6 +1706,9 @@ def main():
     d.add_argument("--hybrid", action="store_true",
                    help="--bandit-hybrid, the policy's constants the "
                    "tree's; writes bandit-hybrid.md")
+    d.add_argument("--count-all", action="store_true",
+                   help="with --hybrid, --bandit-count-all; writes "
+                   "bandit-hybrid-all.md")
     x = sub.add_parser("context")
     x.add_argument("--classes", type=int, default=16)
     x.add_argument("--calibrate", action="store_true",
@@ -1774,6 +1788,8 @@ def main():
     if a.cmd == "constants":
         constants(a)
         return 0
+    if a.cmd == "bandit" and a.count_all and not a.hybrid:
+        sys.exit("evidence.py: bandit --count-all needs --hybrid")
     if a.cmd == "bandit":
         bandit(a)
         return 0
