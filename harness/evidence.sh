@@ -171,25 +171,23 @@ irq_charge() {
 # each round and one that sleeps (harness/wakeup/uring_notice.c), the
 # waiter on each CPU in turn, REPS times (default 3)
 uring_notice() {
-    local out=$1 reps=${2:-3} ncpu w m r rc
+    local out=$1 reps=${2:-3} ncpu w m r rc header_done=
     gcc -O2 -Wall -o "$out/uring_notice" \
         "$APW_ROOT/harness/wakeup/uring_notice.c" -luring -lpthread ||
         die "evidence: uring_notice.c does not build"
     ncpu=$(nproc)
     [ "$ncpu" -ge 2 ] || die "evidence: uring_notice needs two CPUs"
-    # each line led by the waiter's CPU, the header by its name
+    # the first run's header, then each line led by the waiter's CPU
     (flock -x 9
      for r in $(seq "$reps"); do
          for w in $(seq 0 $((ncpu - 1))); do
              for m in spin enter sleep; do
-                 if [ "$r$w$m" = 10spin ]; then
-                     "$out/uring_notice" "$m" "$w" $(( (w + 1) % ncpu ))
-                 else
-                     URING_NOTICE_NO_HEADER=1 "$out/uring_notice" "$m" \
-                         "$w" $(( (w + 1) % ncpu ))
-                 fi > "$out/uring.line" || exit 1
+                 env ${header_done:+URING_NOTICE_NO_HEADER=1} \
+                     "$out/uring_notice" "$m" "$w" $(( (w + 1) % ncpu )) \
+                     > "$out/uring.line" || exit 1
                  sed "1s/^mode,/wait_cpu,mode,/; /^wait_cpu,/!s/^/$w,/" \
                      "$out/uring.line"
+                 header_done=1
              done
          done
      done) 9>/tmp/apw-cpu.lock > "$out/uring-notice.csv"

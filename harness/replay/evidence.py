@@ -1203,24 +1203,17 @@ def bandit(a):
     grid = [(k, n, c) for c in a.classes.split(",")
             for k in a.every.split(",") for n in a.near.split(",")]
     cpu = str(a.wakeup_cpu)
-    if a.hybrid and a.count_all:
-        price = ["--bandit-hybrid", "--bandit-count-all",
-                 "--bandit-wakeup-cpu", cpu]
-        name = "bandit-hybrid-all"
-        what = ("`--bandit-hybrid --bandit-count-all --bandit-wakeup-cpu "
-                "%s`: positions whose waits an fd without `io_poll()` ends "
-                "less than half of the time poll for the time of the "
-                "policy's one histogram, with the tree's constants, which "
-                "counts every wait as patches 1-15 do; " % cpu)
-    elif a.hybrid:
+    if a.hybrid:
         # the policy's histogram keeps the tree's constants
-        price = ["--bandit-hybrid", "--bandit-wakeup-cpu", cpu]
-        name = "bandit-hybrid"
-        what = ("`--bandit-hybrid --bandit-wakeup-cpu %s`: positions whose "
-                "waits an fd without `io_poll()` ends less than half of "
-                "the time poll for the policy's one histogram's time, "
-                "with the tree's constants, which leaves such waits out; "
-                % cpu)
+        price = ["--bandit-hybrid"] + \
+            (["--bandit-count-all"] if a.count_all else []) + \
+            ["--bandit-wakeup-cpu", cpu]
+        name = "bandit-hybrid-all" if a.count_all else "bandit-hybrid"
+        what = ("`%s`: positions whose waits an fd without `io_poll()` "
+                "ends less than half of the time poll for the policy's one "
+                "histogram's time, with the tree's constants, which %s; "
+                % (" ".join(price), "counts every wait as patches 1-15 do"
+                   if a.count_all else "leaves such waits out"))
     else:
         price = ["--policy-wakeup-cpu", cpu]
         name = "bandit"
