@@ -165,13 +165,14 @@ irq_charge() {
     [ $rc = 0 ] || die "evidence: irq_charge failed"
 }
 
-# uring_notice OUT [REPS]: OUT/uring-notice.csv, how soon a thread that
-# polls the way fdmon-io_uring's need_wait() does sees that a socket
-# without io_poll() became readable, against one that makes a system call
-# each round and one that sleeps (harness/wakeup/uring_notice.c), the
-# waiter on each CPU in turn, REPS times (default 3)
+# uring_notice OUT [REPS [ROUNDS]]: OUT/uring-notice.csv, how soon a
+# thread that polls the way fdmon-io_uring's need_wait() does sees that a
+# socket without io_poll() became readable, against one that makes a
+# system call each round and one that sleeps
+# (harness/wakeup/uring_notice.c), the waiter on each CPU in turn, REPS
+# times (default 3), ROUNDS rounds per mode (default the program's)
 uring_notice() {
-    local out=$1 reps=${2:-3} ncpu w m r rc header_done=
+    local out=$1 reps=${2:-3} rounds=${3:-} ncpu w m r rc header_done=
     gcc -O2 -Wall -o "$out/uring_notice" \
         "$APW_ROOT/harness/wakeup/uring_notice.c" -luring -lpthread ||
         die "evidence: uring_notice.c does not build"
@@ -184,7 +185,7 @@ uring_notice() {
              for m in spin enter sleep; do
                  env ${header_done:+URING_NOTICE_NO_HEADER=1} \
                      "$out/uring_notice" "$m" "$w" $(( (w + 1) % ncpu )) \
-                     > "$out/uring.line" || exit 1
+                     ${rounds:+"$rounds"} > "$out/uring.line" || exit 1
                  sed "1s/^mode,/wait_cpu,mode,/; /^wait_cpu,/!s/^/$w,/" \
                      "$out/uring.line"
                  header_done=1
@@ -479,7 +480,8 @@ irq_probe_check() {
 # uring_probe_check OUT: the io_uring probe builds, refuses one CPU for
 # both threads with a clear error, and measures its three modes (10 rounds
 # each; its figures are a benchmark's, not checked here, but a thread that
-# sleeps sees every event, and one that makes the system call some)
+# sleeps sees every event, and one that makes the system call some); and
+# uring_notice(), which runs it on every CPU, writes one header
 uring_probe_check() {
     local out=$1 m rc
     gcc -O2 -Wall -o "$out/uring_notice" \
@@ -505,6 +507,21 @@ uring_probe_check() {
              END { exit !(s && e && w && NR == 3) }' "$out/uring.csv" || {
         echo "uring_notice: not the three modes it should print:"
         cat "$out/uring.csv"
+        return 1
+    }
+    # what ./apw evidence --uring-notice writes: one header, then each
+    # mode once per waiter CPU, every line led by that CPU
+    (uring_notice "$out" 1 10) || return 1
+    awk -F, -v n="$(nproc)" '
+        NR == 1 { h = $1 == "wait_cpu" && $2 == "mode"; next }
+        $1 ~ /^[0-9]+$/ && $1 < n && $2 ~ /^(spin|enter|sleep)$/ {
+            rows[$1 "," $2]++; next }
+        { bad = 1 }
+        END { for (k in rows) if (rows[k] == 1) good++
+              exit !(h && !bad && good == 3 * n && NR == 1 + 3 * n) }' \
+        "$out/uring-notice.csv" || {
+        echo "uring_notice(): not one header and each mode once per CPU:"
+        cat "$out/uring-notice.csv"
         return 1
     }
 }

@@ -48,6 +48,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "probe.h"
+
 #define BLOCK 8192
 
 static int spin_cpu, io_cpu, fd;
@@ -57,22 +59,13 @@ static off_t blocks;
 static atomic_int reading;
 static atomic_long reads_done;
 
-static int64_t now(clockid_t clk)
-{
-    struct timespec ts;
-
-    clock_gettime(clk, &ts);
-    return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 static void pin(int cpu)
 {
-    cpu_set_t set;
+    int r = probe_pin(cpu);
 
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    if (sched_setaffinity(0, sizeof(set), &set)) {
-        perror("irq_charge: sched_setaffinity");
+    if (r) {
+        fprintf(stderr, "irq_charge: cannot pin to CPU %d: %s\n", cpu,
+                strerror(r));
         exit(1);
     }
 }
@@ -122,7 +115,7 @@ static long long cpu_interrupts(int cpu)
 static void *reader(void *arg)
 {
     void *buf;
-    int64_t next = now(CLOCK_MONOTONIC), period = 1000000000LL / rate;
+    int64_t next = probe_now(CLOCK_MONOTONIC), period = 1000000000LL / rate;
     unsigned seed = 1;
 
     pin(io_cpu);
@@ -130,7 +123,7 @@ static void *reader(void *arg)
         exit(1);
     }
     while (atomic_load(&reading)) {
-        int64_t t = now(CLOCK_MONOTONIC);
+        int64_t t = probe_now(CLOCK_MONOTONIC);
 
         if (t < next) {
             struct timespec ts = { 0, next - t };
@@ -167,10 +160,10 @@ static void phase(const char *name, int with_io)
         usleep(100000);
     }
     irq0 = cpu_interrupts(spin_cpu);
-    cpu0 = now(CLOCK_THREAD_CPUTIME_ID);
-    start = prev = now(CLOCK_MONOTONIC);
+    cpu0 = probe_now(CLOCK_THREAD_CPUTIME_ID);
+    start = prev = probe_now(CLOCK_MONOTONIC);
     while (prev - start < run_ns) {
-        int64_t t = now(CLOCK_MONOTONIC);
+        int64_t t = probe_now(CLOCK_MONOTONIC);
 
         if (t - prev > gap_ns) {
             gaps++;
@@ -178,7 +171,7 @@ static void phase(const char *name, int with_io)
         }
         prev = t;
     }
-    cpu1 = now(CLOCK_THREAD_CPUTIME_ID);
+    cpu1 = probe_now(CLOCK_THREAD_CPUTIME_ID);
     irq1 = cpu_interrupts(spin_cpu);
     reads = atomic_load(&reads_done);
     if (with_io) {

@@ -48,6 +48,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "probe.h"
+
 #define SPIN_MAX_NS 1000000
 #define DELAY_MIN_NS 20000
 #define DELAY_SPAN_NS 40000
@@ -60,26 +62,9 @@ static atomic_long write_at;    /* when the writer should write; 0: idle */
 static atomic_long written_at;  /* the clock just before its write() */
 static atomic_int quit;
 
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static int pin(int cpu)
-{
-    cpu_set_t s;
-
-    CPU_ZERO(&s);
-    CPU_SET(cpu, &s);
-    return pthread_setaffinity_np(pthread_self(), sizeof(s), &s);
-}
-
 static void *writer(void *arg)
 {
-    if (pin(write_cpu)) {
+    if (probe_pin(write_cpu)) {
         fprintf(stderr, "uring_notice: cannot pin the writer to CPU %d\n",
                 write_cpu);
         exit(1);
@@ -88,7 +73,7 @@ static void *writer(void *arg)
         int64_t t = atomic_load(&write_at);
         int64_t n;
 
-        if (!t || (n = now_ns()) < t) {
+        if (!t || (n = probe_now(CLOCK_MONOTONIC)) < t) {
             continue;
         }
         atomic_store(&write_at, 0);
@@ -146,7 +131,7 @@ int main(int argc, char **argv)
         perror("uring_notice: setup");
         return 1;
     }
-    if (pin(wait_cpu)) {
+    if (probe_pin(wait_cpu)) {
         fprintf(stderr, "uring_notice: cannot pin the waiter to CPU %d\n",
                 wait_cpu);
         return 1;
@@ -169,21 +154,21 @@ int main(int argc, char **argv)
         io_uring_prep_poll_add(io_uring_get_sqe(&ring), sv[0], POLLIN);
         io_uring_submit(&ring);
         usleep(200);
-        t0 = now_ns();
+        t0 = probe_now(CLOCK_MONOTONIC);
         atomic_store(&write_at,
                      t0 + DELAY_MIN_NS + rand() % DELAY_SPAN_NS);
         if (mode == MODE_SLEEP) {
             if (io_uring_wait_cqe(&ring, &cqe)) {
                 abort();
             }
-            t = now_ns();
+            t = probe_now(CLOCK_MONOTONIC);
             got = 1;
         } else {
             do {
                 if (mode == MODE_ENTER) {
                     io_uring_get_events(&ring);
                 }
-                t = now_ns();
+                t = probe_now(CLOCK_MONOTONIC);
                 loops++;
                 if (io_uring_cq_ready(&ring)) {
                     got = 1;

@@ -43,6 +43,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "probe.h"
+
 enum { B_PPOLL, B_EPOLL, B_URING, NBACKENDS };
 enum { K_SLEEP, K_READY, K_SPIN, NKINDS };
 static const char *backend_name[] = { "ppoll", "epoll", "io_uring" };
@@ -63,14 +65,6 @@ static atomic_int armed;        /* waiter: about to wait in round n */
 static atomic_int done;         /* waiter: finished round n */
 static atomic_int spin_word;    /* notifier: the event, for K_SPIN */
 static atomic_llong t_write;    /* notifier: when it wrote */
-
-static int64_t now(clockid_t c)
-{
-    struct timespec ts;
-
-    clock_gettime(c, &ts);
-    return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static void die(const char *what)
 {
@@ -123,18 +117,18 @@ static void *notifier(void *arg __attribute__((unused)))
         while (atomic_load(&armed) != n) {
         }
         if (kind != K_READY) {
-            t = now(CLOCK_MONOTONIC);
-            while (now(CLOCK_MONOTONIC) - t < delay_ns) {
+            t = probe_now(CLOCK_MONOTONIC);
+            while (probe_now(CLOCK_MONOTONIC) - t < delay_ns) {
             }
         }
-        c0 = now(CLOCK_THREAD_CPUTIME_ID);
-        atomic_store(&t_write, now(CLOCK_MONOTONIC));
+        c0 = probe_now(CLOCK_THREAD_CPUTIME_ID);
+        atomic_store(&t_write, probe_now(CLOCK_MONOTONIC));
         if (kind == K_SPIN) {
             atomic_store(&spin_word, n);
         } else if (write(efd, &one, sizeof(one)) != sizeof(one)) {
             die("write");
         }
-        c1 = now(CLOCK_THREAD_CPUTIME_ID);
+        c1 = probe_now(CLOCK_THREAD_CPUTIME_ID);
         samples[n - 1].notifier_cpu = c1 - c0;
         while (atomic_load(&done) != n) {
         }
@@ -162,15 +156,15 @@ static void waiter(void)
         } else {
             atomic_store(&armed, n);
         }
-        c0 = now(CLOCK_THREAD_CPUTIME_ID);
+        c0 = probe_now(CLOCK_THREAD_CPUTIME_ID);
         if (kind == K_SPIN) {
             while (atomic_load(&spin_word) != n) {
             }
         } else {
             wait_fd();
         }
-        t = now(CLOCK_MONOTONIC);
-        c1 = now(CLOCK_THREAD_CPUTIME_ID);
+        t = probe_now(CLOCK_MONOTONIC);
+        c1 = probe_now(CLOCK_THREAD_CPUTIME_ID);
         if (kind != K_SPIN && read(efd, &v, sizeof(v)) != sizeof(v)) {
             die("read");
         }
