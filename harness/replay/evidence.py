@@ -148,6 +148,7 @@
   evidence.py bandit --traces DIR --replay TOOL --out DIR2
               [--every K,K...] [--near PCT,PCT...] [--classes N,N...]
               [--hybrid [--count-all]] [--only REGEX]
+              [--rule-wakeup-cpu NS] [--rule-max NS]
               [--wakeup-cpu NS --wakeup-latency NS]
       Every trace replayed with the position rule that learns from the
       cost each polling time was seen to have (aio-poll-replay --bandit;
@@ -162,6 +163,10 @@
       (--bandit-hybrid --bandit-wakeup-cpu): DIR2/bandit-hybrid.md;
       with --count-all too, that histogram counts every wait, as patches
       1-15's does (--bandit-count-all): DIR2/bandit-hybrid-all.md.
+      --rule-wakeup-cpu gives the rule a price of its own (a patch would
+      have the tree's constant, not the host's), --rule-max the longest
+      time it plays (default: its price); each adds -ruleNS or -maxNS
+      to the file's name.
 
   evidence.py merge MEASURED NEW
       Replaces the rows of MEASURED (a measured.csv) whose venue NEW has
@@ -1072,7 +1077,7 @@ def counterfactual(a, extra, name, what):
                                     [r["trace"] for r in measured],
                                     [[], extra])
     ratios = NEW_RATIOS
-    out = os.path.join(a.out, name + ".md")
+    out = os.path.join(a.out, name + suffix + ".md")
     with open(out, "w") as f:
         f.write("Patches 1-13's policy in the replay, without and with "
                 "%s, wakeup %d ns of CPU and %d ns of "
@@ -1202,7 +1207,11 @@ def bandit(a):
     measured = policy_runs(a.traces)
     grid = [(k, n, c) for c in a.classes.split(",")
             for k in a.every.split(",") for n in a.near.split(",")]
-    cpu = str(a.wakeup_cpu)
+    cpu = str(a.rule_wakeup_cpu if a.rule_wakeup_cpu is not None
+              else a.wakeup_cpu)
+    top = str(a.rule_max) if a.rule_max is not None else cpu
+    suffix = ("-rule%s" % cpu if a.rule_wakeup_cpu is not None else "") + \
+        ("-max%s" % top if a.rule_max is not None else "")
     if a.hybrid:
         # the policy's histogram keeps the tree's constants
         price = ["--bandit-hybrid"] + \
@@ -1221,11 +1230,11 @@ def bandit(a):
     entry, by, _ = replay_ways(
         a, measured, [r["trace"] for r in measured],
         [[]] + [["--no-references", "--context-rule", c, "--bandit", k,
-                 "--bandit-near", n, "--bandit-max", cpu] + price
+                 "--bandit-near", n, "--bandit-max", top] + price
                 for k, n, c in grid])
     refs = by[0]
     nbd = [t for t in refs if t.startswith("nbd-randread-8k-qd8-")]
-    out = os.path.join(a.out, name + ".md")
+    out = os.path.join(a.out, name + suffix + ".md")
     with open(out, "w") as f:
         f.write("The policy in the replay with a position rule that "
                 "learns from the cost each polling time was seen to have "
@@ -1244,7 +1253,7 @@ def bandit(a):
                 "CPU > 1.25x the optimum's | largest | NBD at QD8, x the "
                 "optimum |\n"
                 "|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n"
-                % (cpu, what, cpu, cpu, a.wakeup_cpu, a.wakeup_latency,
+                % (top, what, cpu, top, a.wakeup_cpu, a.wakeup_latency,
                    entry, ", with " + " ".join(a.replay_arg)
                    if a.replay_arg else "", len(refs)))
         for triple, rows in zip([("-", "-", "-")] + grid, by):
@@ -1702,6 +1711,13 @@ def main():
     d.add_argument("--count-all", action="store_true",
                    help="with --hybrid, --bandit-count-all; writes "
                    "bandit-hybrid-all.md")
+    d.add_argument("--rule-wakeup-cpu", type=int, default=None,
+                   help="the rule's own price of a wakeup's CPU, which "
+                   "also tells a long wait (default: --wakeup-cpu); "
+                   "adds -ruleNS to the file's name")
+    d.add_argument("--rule-max", type=int, default=None,
+                   help="the longest time the rule plays (default: its "
+                   "price); adds -maxNS to the file's name")
     x = sub.add_parser("context")
     x.add_argument("--classes", type=int, default=16)
     x.add_argument("--calibrate", action="store_true",
