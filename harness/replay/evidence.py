@@ -1077,7 +1077,7 @@ def counterfactual(a, extra, name, what):
                                     [r["trace"] for r in measured],
                                     [[], extra])
     ratios = NEW_RATIOS
-    out = os.path.join(a.out, name + suffix + ".md")
+    out = os.path.join(a.out, name + ".md")
     with open(out, "w") as f:
         f.write("Patches 1-13's policy in the replay, without and with "
                 "%s, wakeup %d ns of CPU and %d ns of "
@@ -1194,17 +1194,14 @@ def constants(a):
     print("evidence.py: wrote %s" % out)
 
 
-def bandit(a):
-    """the policy with aio-poll-replay --bandit K --bandit-near PCT
-    --context-rule N for each triple of the grid @a.every x @a.near x
-    @a.classes (its times up to, and its price of a wakeup's CPU at,
-    @a.wakeup_cpu), every trace replayed at the price: per triple,
-    constants_row() and the traces above 1.25x the optimum, against the
-    references of the replay without it (the first row).  Writes
-    DIR2/bandit.md; with @a.hybrid, --bandit-hybrid (the policy's own
-    constants the tree's, --bandit-wakeup-cpu at @a.wakeup_cpu) and
-    DIR2/bandit-hybrid.md"""
-    measured = policy_runs(a.traces)
+def bandit_ways(a):
+    """what evidence.py bandit replays for @a: (file name, the rule's
+    description, its price of a wakeup and its longest time, as strings,
+    and per triple (K, PCT, N) of the grid @a.every x @a.near x
+    @a.classes, the triple and the replay's options).  The rule's price is
+    @a.rule_wakeup_cpu, by default the replay's @a.wakeup_cpu; its
+    longest time @a.rule_max, by default its price; each given adds
+    -ruleNS or -maxNS to the name"""
     grid = [(k, n, c) for c in a.classes.split(",")
             for k in a.every.split(",") for n in a.near.split(",")]
     cpu = str(a.rule_wakeup_cpu if a.rule_wakeup_cpu is not None
@@ -1227,14 +1224,31 @@ def bandit(a):
         price = ["--policy-wakeup-cpu", cpu]
         name = "bandit"
         what = "`--policy-wakeup-cpu %s`; " % cpu
+    ways = [((k, n, c), ["--no-references", "--context-rule", c,
+                         "--bandit", k, "--bandit-near", n,
+                         "--bandit-max", top] + price)
+            for k, n, c in grid]
+    return name + suffix, what, cpu, top, ways
+
+
+def bandit(a):
+    """the policy with aio-poll-replay --bandit K --bandit-near PCT
+    --context-rule N for each triple of bandit_ways(@a), every trace
+    replayed at the price @a.wakeup_cpu: per triple, constants_row() and
+    the traces above 1.25x the optimum, against the references of the
+    replay without it (the first row).  Writes DIR2/NAME.md, NAME
+    bandit, or with @a.hybrid bandit-hybrid (--bandit-hybrid, the
+    policy's own constants the tree's), bandit-hybrid-all with
+    @a.count_all, and the suffixes of bandit_ways()"""
+    measured = policy_runs(a.traces)
+    name, what, cpu, top, ways = bandit_ways(a)
+    grid = [triple for triple, _ in ways]
     entry, by, _ = replay_ways(
         a, measured, [r["trace"] for r in measured],
-        [[]] + [["--no-references", "--context-rule", c, "--bandit", k,
-                 "--bandit-near", n, "--bandit-max", top] + price
-                for k, n, c in grid])
+        [[]] + [args for _, args in ways])
     refs = by[0]
     nbd = [t for t in refs if t.startswith("nbd-randread-8k-qd8-")]
-    out = os.path.join(a.out, name + suffix + ".md")
+    out = os.path.join(a.out, name + ".md")
     with open(out, "w") as f:
         f.write("The policy in the replay with a position rule that "
                 "learns from the cost each polling time was seen to have "

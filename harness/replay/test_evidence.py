@@ -843,6 +843,57 @@ class BanditRow(unittest.TestCase):
         self.assertEqual(evidence.bandit_row(refs, mine, [])[8:], [0, 0])
 
 
+class BanditWays(unittest.TestCase):
+    """bandit_ways(): the rule's own price and longest time, by default
+    the replay's price, and the file's name that says which"""
+
+    def ways(self, **kw):
+        a = argparse.Namespace(every="8", near="0,150", classes="4",
+                               hybrid=True, count_all=True,
+                               wakeup_cpu=20498, rule_wakeup_cpu=None,
+                               rule_max=None)
+        vars(a).update(kw)
+        return evidence.bandit_ways(a)
+
+    def option(self, args, name):
+        return args[args.index(name) + 1]
+
+    def test_default(self):
+        name, _, cpu, top, ways = self.ways()
+        self.assertEqual((name, cpu, top),
+                         ("bandit-hybrid-all", "20498", "20498"))
+        self.assertEqual([t for t, _ in ways],
+                         [("8", "0", "4"), ("8", "150", "4")])
+        for _, args in ways:
+            self.assertEqual(self.option(args, "--bandit-wakeup-cpu"),
+                             "20498")
+            self.assertEqual(self.option(args, "--bandit-max"), "20498")
+            self.assertIn("--bandit-count-all", args)
+
+    def test_own_price(self):
+        name, what, cpu, top, ways = self.ways(rule_wakeup_cpu=8000)
+        self.assertEqual((name, cpu, top),
+                         ("bandit-hybrid-all-rule8000", "8000", "8000"))
+        self.assertIn("--bandit-wakeup-cpu 8000", what)
+        for _, args in ways:
+            self.assertEqual(self.option(args, "--bandit-wakeup-cpu"),
+                             "8000")
+            self.assertEqual(self.option(args, "--bandit-max"), "8000")
+            self.assertNotIn("20498", args)
+        name, _, _, top, ways = self.ways(rule_wakeup_cpu=8000,
+                                          rule_max=32768)
+        self.assertEqual((name, top),
+                         ("bandit-hybrid-all-rule8000-max32768", "32768"))
+        self.assertEqual(self.option(ways[0][1], "--bandit-max"), "32768")
+
+    def test_not_hybrid(self):
+        name, _, _, _, ways = self.ways(hybrid=False, rule_wakeup_cpu=8000)
+        self.assertEqual(name, "bandit-rule8000")
+        self.assertEqual(self.option(ways[0][1], "--policy-wakeup-cpu"),
+                         "8000")
+        self.assertNotIn("--bandit-hybrid", ways[0][1])
+
+
 class OnlyTraces(unittest.TestCase):
     """--only: the traces replayed, matched anywhere in the name"""
 
