@@ -6,7 +6,8 @@ and floor of every base; the variants of a base other than the first carry
 its name as a suffix ("w3-10.0.13").  This script reads samples.csv of that
 run and writes, per base, the ratios that the project's targets name:
 
-  - IOThread CPU per I/O of unpatched and of the series against the floor
+  - IOThread CPU per I/O (schedstat, stats.IO_CPU) of unpatched and of the
+    series against the floor
     (poll-max-ns=0) of the same base;
   - IOPS and mean latency of the series against unpatched of the same base;
   - latency of unpatched and of the series against the floor (the gain
@@ -16,10 +17,13 @@ Each cell is the ratio of the medians over the rounds, followed by the
 min-max of the per-round ratios (the variants of one round ran next to each
 other, so a per-round ratio compares like with like).
 
-With several RUN_DIRs the rounds of all runs are pooled: medians over all
+Runs that other processes disturbed are left out as report.py leaves them
+out (--keep-disturbed keeps them).  With several RUN_DIRs the rounds of
+all runs are pooled: medians over all
 of them, per-round ratios within each run.
 
-usage: bases.py RUN_DIR... --bases 10.2.2,10.0.13 [--series w3] [--out FILE]
+usage: bases.py RUN_DIR... --bases 10.2.2,10.0.13 [--series w3]
+                [--keep-disturbed] [--out FILE]
 """
 
 import argparse
@@ -30,11 +34,12 @@ from collections import defaultdict
 import stats
 
 
-def load(run_dirs):
+def load(run_dirs, max_other=stats.OTHER_MAX_PCT):
     """(venue, workload, variant) -> round -> row of the measured rounds of
-    the runs, numbered on from one run to the next (stats.measured())"""
+    the runs, numbered on from one run to the next, disturbed ones left out
+    as report.py leaves them out (stats.measured())"""
     rows = defaultdict(dict)
-    for r in stats.measured(run_dirs):
+    for r in stats.measured(run_dirs, max_other):
         rows[(r["venue"], r["workload"], r["variant"])][int(r["round"])] = r
     return rows
 
@@ -64,9 +69,12 @@ def main():
                     help="comma list; the first one's variants have no suffix")
     ap.add_argument("--series", default="w3")
     ap.add_argument("--out")
+    ap.add_argument("--keep-disturbed", action="store_true",
+                    help="keep the runs that other processes disturbed")
     args = ap.parse_args()
     bases = args.bases.split(",")
-    rows = load(args.run_dirs)
+    rows = load(args.run_dirs,
+                None if args.keep_disturbed else stats.OTHER_MAX_PCT)
     cases = sorted({(v, w) for v, w, _ in rows},
                    key=lambda c: (c[0] != "guest", c[1].endswith("rate"), c))
 
@@ -76,11 +84,11 @@ def main():
     out = []
     metrics = [
         ("IOThread CPU per I/O, unpatched vs no polling", "unpatched", "floor",
-         "iothread_cpu_ms_per_kio"),
+         stats.IO_CPU),
         (f"IOThread CPU per I/O, series ({args.series}) vs no polling",
-         args.series, "floor", "iothread_cpu_ms_per_kio"),
+         args.series, "floor", stats.IO_CPU),
         (f"IOThread CPU per I/O, series ({args.series}) vs unpatched",
-         args.series, "unpatched", "iothread_cpu_ms_per_kio"),
+         args.series, "unpatched", stats.IO_CPU),
         (f"IOPS, series ({args.series}) vs unpatched", args.series,
          "unpatched", "iops"),
         ("mean latency, unpatched vs no polling", "unpatched", "floor",

@@ -7,10 +7,11 @@ run (stats.interval over the rounds) and the ratio of the two, with a
 not paired with each other, so their rounds are independent samples).
 
 Usage: compare_runs.py RUN_A RUN_B [--metric KEY] [--label-a A]
-                       [--label-b B]
+                       [--label-b B] [--keep-disturbed]
 
 The measured rounds of each run are those bases.load() keeps (not the
-warm-up, round 0).  KEY is a samples.csv column (default iothread_sched_ms_per_kio, the
+warm-up, round 0, nor the runs that other processes disturbed, as
+report.py leaves them out).  KEY is a samples.csv column (default iothread_sched_ms_per_kio, the
 IOThread's CPU per I/O by schedstat, as report.md's verdicts use).
 Prints a Markdown table.
 """
@@ -61,9 +62,10 @@ def rows(a, b, metric):
     return out
 
 
-def compare(run_a, run_b, metric):
+def compare(run_a, run_b, metric, max_other=stats.OTHER_MAX_PCT):
     """rows() of two benchmark folders' measured rounds"""
-    return rows(bases.load([run_a]), bases.load([run_b]), metric)
+    return rows(bases.load([run_a], max_other), bases.load([run_b], max_other),
+                metric)
 
 
 def main():
@@ -73,12 +75,15 @@ def main():
     ap.add_argument("--metric", default="iothread_sched_ms_per_kio")
     ap.add_argument("--label-a", default="A")
     ap.add_argument("--label-b", default="B")
+    ap.add_argument("--keep-disturbed", action="store_true",
+                    help="keep the runs that other processes disturbed")
     x = ap.parse_args()
     print("| venue, workload | variant | %s: vs own floor | %s: vs own "
           "floor | %s / %s |\n|---|---|--:|--:|--:|" % (
               x.label_a, x.label_b, x.label_a, x.label_b))
-    for venue, workload, variant, ra, rb in compare(x.run_a, x.run_b,
-                                                    x.metric):
+    for venue, workload, variant, ra, rb in compare(
+            x.run_a, x.run_b, x.metric,
+            None if x.keep_disturbed else stats.OTHER_MAX_PCT):
         w = welch(ra, rb)
         print("| %s, %s | %s | %s | %s | %s |" % (
             venue, workload, variant, stats.fmt(stats.interval(ra), 2),

@@ -36,7 +36,7 @@ import stats  # noqa: E402
 
 REFS = ("unpatched", "floor")
 # CPU outside QEMU and fio, in % of one core, above which a run is suspect.
-OTHER_WARN_PCT = 40
+OTHER_WARN_PCT = stats.OTHER_MAX_PCT
 METRICS = [  # key, title, format
     ("iops", "IOPS", "%.0f"),
     ("lat_mean_us", "lat mean us", "%.0f"),
@@ -112,8 +112,7 @@ def group(rows, max_other=None):
         if r.get("hang") == "1":
             c.hangs += 1
         elif r["status"] == "ok":
-            o = other_pct(r)
-            if max_other is not None and o is not None and o > max_other:
+            if stats.disturbed(r, max_other):
                 c.disturbed += 1
             else:
                 c.rows.append(r)
@@ -241,10 +240,8 @@ def plot(cells, order, title, path):
 
 # ---------------------------------------------------- paired statistics
 
-# The IOThread's CPU in the paired statistics: its schedstat run time (ns,
-# /proc/PID/task/TID/schedstat), exact where utime+stime are sampled in
-# clock ticks.
-IO_CPU = "iothread_sched_ms_per_kio"
+# The IOThread's CPU in the paired statistics (stats.IO_CPU: schedstat).
+IO_CPU = stats.IO_CPU
 
 # (key, title, lo, hi, which workloads, against): the targets, as bounds on
 # a ratio; "own floor" is stats.floor_of's.
@@ -300,8 +297,7 @@ def pct_of_core(r, ms, window):
         return None
 
 
-def other_pct(r):
-    return pct_of_core(r, "other_cpu_ms", "other_window_s")
+other_pct = stats.other_pct
 
 
 def host_lines(measured, disturbed, keep_disturbed):

@@ -29,6 +29,18 @@ T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447,
 
 MET, MISSED, UNRESOLVED = "met", "missed", "not resolved"
 
+# The IOThread's CPU wherever a ratio of it is taken (report.py's verdicts,
+# bases.py's table, harness/upstream/policy.py's): its schedstat run time
+# (ns, /proc/PID/task/TID/schedstat), exact where utime+stime
+# (iothread_cpu_ms_per_kio) are sampled in clock ticks.  One key, so that a
+# figure quoted from any of the three is the same figure.
+IO_CPU = "iothread_sched_ms_per_kio"
+
+# A run whose window saw other processes take more than this much of a core
+# (%) is left out of every figure (report.py, bases.py, policy.py; each has
+# --keep-disturbed).
+OTHER_MAX_PCT = 40
+
 
 def t95(df):
     """The quantile of the largest tabulated df <= df (never narrower than
@@ -122,10 +134,31 @@ def pooled(runs):
     return rows
 
 
-def measured(runs):
-    """pooled() rows of the measured rounds that ran without error"""
+def other_pct(r):
+    """The CPU that processes other than QEMU and fio took during row @r's
+    window, in % of one core; None where the row does not say."""
+    try:
+        return 100.0 * float(r["other_cpu_ms"]) / 1000.0 / \
+            float(r["other_window_s"])
+    except (KeyError, ValueError, TypeError, ZeroDivisionError):
+        return None
+
+
+def disturbed(r, max_other=OTHER_MAX_PCT):
+    """Whether row @r's window saw other processes take more than
+    @max_other % of a core (never, with @max_other None)"""
+    o = other_pct(r)
+    return max_other is not None and o is not None and o > max_other
+
+
+def measured(runs, max_other=OTHER_MAX_PCT):
+    """pooled() rows of the measured rounds that ran without error or hang,
+    less the disturbed() ones: the rows that report.py's statistics use,
+    so that a ratio from report.py, bases.py or policy.py pairs the same
+    runs (@max_other None keeps the disturbed ones, as --keep-disturbed)"""
     return [r for r in pooled(runs)
-            if r["status"] == "ok" and int(r["round"]) >= 1]
+            if r["status"] == "ok" and int(r["round"]) >= 1
+            and r.get("hang") != "1" and not disturbed(r, max_other)]
 
 
 def num(r, k):

@@ -2,8 +2,9 @@
 """Upstream 11.1.3's polling policy beside the series', as a black box.
 
 Reads samples.csv of ./apw bench runs and writes, per venue and workload,
-each variant's IOThread CPU per I/O and blocking wakeups per I/O (the
-IOThread's voluntary context switches) against its own build's floor
+each variant's IOThread CPU per I/O (schedstat, stats.IO_CPU: the key of
+report.py's verdicts) and blocking wakeups per I/O (the IOThread's
+voluntary context switches) against its own build's floor
 (poll-max-ns=0), and the series against upstream at the same weight.
 
 Pairs: wN and series (series build) against series-floor, or against
@@ -15,7 +16,12 @@ the mean of the log ratios.  An interval that excludes 1 is a difference
 that the run can tell; one that includes 1 is not evidence of sameness
 beyond its width.
 
-usage: policy.py RUN_DIR... [--out FILE]
+Runs whose window saw other processes take more than
+stats.OTHER_MAX_PCT % of a core are left out, as report.py leaves them
+out (--keep-disturbed keeps them), so that a figure here and one in
+report.md pair the same runs.
+
+usage: policy.py RUN_DIR... [--keep-disturbed] [--out FILE]
 """
 
 import argparse
@@ -30,16 +36,17 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 import stats  # noqa: E402  (the one implementation of the intervals)
 from stats import fmt, interval, num  # noqa: E402,F401
 
-METRICS = [("iothread_cpu_ms_per_kio", "IOThread CPU per I/O"),
+METRICS = [(stats.IO_CPU, "IOThread CPU per I/O"),
            ("iothread_vcsw_per_kio", "blocking wakeups per I/O"),
            ("iops", "IOPS")]
 
 
-def load(run_dirs):
+def load(run_dirs, max_other=stats.OTHER_MAX_PCT):
     """(venue, workload) -> variant -> round -> row of the measured rounds
-    of the runs, numbered on from one run to the next (stats.measured())"""
+    of the runs, numbered on from one run to the next, disturbed ones left
+    out as report.py leaves them out (stats.measured())"""
     rows = defaultdict(lambda: defaultdict(dict))
-    for r in stats.measured(run_dirs):
+    for r in stats.measured(run_dirs, max_other):
         rows[(r["venue"], r["workload"])][r["variant"]][int(r["round"])] = r
     return rows
 
@@ -55,11 +62,18 @@ def median(vs, key):
     return statistics.median(xs) if xs else float("nan")
 
 
-def report(rows):
+def report(rows, left_out=0):
+    """The tables of load()'s @rows; @left_out runs were disturbed"""
     out = ["# Upstream 11.1.3 beside the series: the policy as a black box", "",
            "Ratios within a round, geometric mean over rounds [95% t interval].",
-           "CPU and wakeups are per 1000 I/Os; wakeups are the IOThread's "
-           "voluntary context switches.", ""]
+           "CPU is the IOThread's schedstat run time (as in report.md's "
+           "verdicts) and wakeups are its voluntary context switches, both "
+           "per 1000 I/Os."]
+    if left_out:
+        out.append("%d measured runs left out: other processes took more "
+                   "than %d%% of a core during their window (as report.md "
+                   "leaves them out)." % (left_out, stats.OTHER_MAX_PCT))
+    out.append("")
     for (venue, wl), by_var in sorted(rows.items()):
         labels = list(by_var)
         order = sorted(labels, key=lambda l: (
@@ -109,8 +123,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("runs", nargs="+")
     ap.add_argument("--out")
+    ap.add_argument("--keep-disturbed", action="store_true",
+                    help="keep the runs that other processes disturbed")
     a = ap.parse_args()
-    text = report(load(a.runs))
+    max_other = None if a.keep_disturbed else stats.OTHER_MAX_PCT
+    left_out = (len(stats.measured(a.runs, None)) -
+                len(stats.measured(a.runs, max_other)))
+    text = report(load(a.runs, max_other), left_out)
     if a.out:
         with open(a.out, "w") as f:
             f.write(text + "\n")
