@@ -288,25 +288,13 @@ def by_round(cell):
     return {int(r["round"]): r for r in cell.rows} if cell else {}
 
 
-def pct_of_core(r, ms, window):
-    """Row @r's CPU time @ms (ms) over its window @window (s), in % of one
-    core; None where the row has not both."""
-    try:
-        return 100.0 * float(r[ms]) / 1000.0 / float(r[window])
-    except (KeyError, ValueError, TypeError, ZeroDivisionError):
-        return None
-
-
-other_pct = stats.other_pct
-
-
 def host_lines(measured, disturbed, keep_disturbed):
     """The report's lines on what else used the host during the measured
     runs' windows: other processes (and the runs left out for them,
     @disturbed of them unless @keep_disturbed), and the time the
     hypervisor took from the guest's CPUs (steal), where recorded."""
     out = []
-    other = [x for x in map(other_pct, measured) if x is not None]
+    other = [x for x in map(stats.other_pct, measured) if x is not None]
     if other:
         out.append("- CPU of other processes on the host during the "
                    "windows (not QEMU, not fio): median %.0f%%, max %.0f%% "
@@ -323,7 +311,7 @@ def host_lines(measured, disturbed, keep_disturbed):
                        "without them (--keep-disturbed keeps them)" % (
                            disturbed, len(measured), OTHER_WARN_PCT,
                            max(other)))
-    steal = [x for x in (pct_of_core(r, "host_steal_ms", "window_s")
+    steal = [x for x in (stats.pct_of_core(r, "host_steal_ms", "window_s")
                          for r in measured) if x is not None]
     if steal:
         out.append("- steal time during the windows (CPU time the "
@@ -372,7 +360,7 @@ def paired_tables(cells, order, workload):
         for k, _, f in MEDIANS:
             st = c.stat(k)
             row.append(fnum(st[0] if st else None, f))
-        o = [x for x in (other_pct(r) for r in c.rows) if x is not None]
+        o = [x for x in (stats.other_pct(r) for r in c.rows) if x is not None]
         row.append("%.0f (max %.0f)" % (statistics.median(o), max(o)) if o else "-")
         out.append("| " + " | ".join(row) + " |")
     out += ["", "Paired ratios, geometric mean over rounds [95%% t interval]; "

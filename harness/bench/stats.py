@@ -134,14 +134,19 @@ def pooled(runs):
     return rows
 
 
+def pct_of_core(r, ms, window):
+    """Row @r's CPU time @ms (ms) over its window @window (s), in % of one
+    core; None where the row has not both."""
+    try:
+        return 100.0 * float(r[ms]) / 1000.0 / float(r[window])
+    except (KeyError, ValueError, TypeError, ZeroDivisionError):
+        return None
+
+
 def other_pct(r):
     """The CPU that processes other than QEMU and fio took during row @r's
     window, in % of one core; None where the row does not say."""
-    try:
-        return 100.0 * float(r["other_cpu_ms"]) / 1000.0 / \
-            float(r["other_window_s"])
-    except (KeyError, ValueError, TypeError, ZeroDivisionError):
-        return None
+    return pct_of_core(r, "other_cpu_ms", "other_window_s")
 
 
 def disturbed(r, max_other=OTHER_MAX_PCT):
@@ -152,13 +157,14 @@ def disturbed(r, max_other=OTHER_MAX_PCT):
 
 
 def measured(runs, max_other=OTHER_MAX_PCT):
-    """pooled() rows of the measured rounds that ran without error or hang,
-    less the disturbed() ones: the rows that report.py's statistics use,
-    so that a ratio from report.py, bases.py or policy.py pairs the same
-    runs (@max_other None keeps the disturbed ones, as --keep-disturbed)"""
+    """pooled() rows of the measured rounds that ran without error (a hung
+    run's status is "hang"), less the disturbed() ones: the rows that
+    report.py's statistics use, so that a ratio from report.py, bases.py
+    or policy.py pairs the same runs (@max_other None keeps the disturbed
+    ones, as --keep-disturbed)"""
     return [r for r in pooled(runs)
             if r["status"] == "ok" and int(r["round"]) >= 1
-            and r.get("hang") != "1" and not disturbed(r, max_other)]
+            and not disturbed(r, max_other)]
 
 
 def num(r, k):

@@ -391,6 +391,8 @@ class UpstreamPolicyTest(unittest.TestCase):
             text = policy.report(rows)
         self.assertEqual(len(rows[("guest", "sat")]["w3"]), 3)
         self.assertEqual(len(kept[("guest", "sat")]["w3"]), 4)
+        self.assertIn("1 measured runs left out", policy.report(rows, 1))
+        self.assertNotIn("left out", text)
         lines = text.splitlines()
         w3 = next(l for l in lines if l.startswith("| w3 |"))
         self.assertIn("| 1.200 [1.200, 1.200] | 0.500 [0.500, 0.500] |", w3)
