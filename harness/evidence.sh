@@ -165,14 +165,17 @@ irq_charge() {
     [ $rc = 0 ] || die "evidence: irq_charge failed"
 }
 
-# uring_notice OUT [REPS [ROUNDS]]: OUT/uring-notice.csv, how soon a
-# thread that polls the way fdmon-io_uring's need_wait() does sees that a
-# socket without io_poll() became readable, against one that makes a
+# uring_notice OUT [REPS [ROUNDS [LOCK]]]: OUT/uring-notice.csv, how soon
+# a thread that polls the way fdmon-io_uring's need_wait() does sees that
+# a socket without io_poll() became readable, against one that makes a
 # system call each round and one that sleeps
 # (harness/wakeup/uring_notice.c), the waiter on each CPU in turn, REPS
-# times (default 3), ROUNDS rounds per mode (default the program's)
+# times (default 3), ROUNDS rounds per mode (default the program's),
+# holding LOCK (default the exclusive CPU lock, /tmp/apw-cpu.lock) while
+# it measures
 uring_notice() {
-    local out=$1 reps=${2:-3} rounds=${3:-} ncpu w m r rc header_done=
+    local out=$1 reps=${2:-3} rounds=${3:-} lock=${4:-/tmp/apw-cpu.lock}
+    local ncpu w m r rc header_done=
     gcc -O2 -Wall -o "$out/uring_notice" \
         "$APW_ROOT/harness/wakeup/uring_notice.c" -luring -lpthread ||
         die "evidence: uring_notice.c does not build"
@@ -191,7 +194,7 @@ uring_notice() {
                  header_done=1
              done
          done
-     done) 9>/tmp/apw-cpu.lock > "$out/uring-notice.csv"
+     done) 9>"$lock" > "$out/uring-notice.csv"
     rc=$?
     [ $rc = 0 ] || die "evidence: uring_notice failed"
 }
@@ -511,7 +514,10 @@ uring_probe_check() {
     }
     # what ./apw evidence --uring-notice writes: one header, then each
     # mode once per waiter CPU, every line led by that CPU
-    (uring_notice "$out" 1 10) || return 1
+    # (with a lock of its own: a check of the CSV's form measures
+    # nothing, so it neither waits for a benchmark that holds the CPU
+    # lock nor keeps one waiting)
+    (uring_notice "$out" 1 10 "$out/uring.lock") || return 1
     awk -F, -v n="$(nproc)" '
         NR == 1 { h = $1 == "wait_cpu" && $2 == "mode"; next }
         $1 ~ /^[0-9]+$/ && $1 < n && $2 ~ /^(spin|enter|sleep)$/ {
