@@ -21,6 +21,7 @@ sys.path.insert(0, HERE)
 
 import bases  # noqa: E402
 import compare_runs  # noqa: E402
+import hangs  # noqa: E402
 import guest  # noqa: E402
 import report  # noqa: E402
 import run  # noqa: E402
@@ -727,6 +728,68 @@ class CompareRuns(unittest.TestCase):
             out = compare_runs.compare(os.path.join(d, "a"),
                                        os.path.join(d, "b"), "m")
         self.assertEqual(out, [("g", "rate", "w3", [2.0], [4.0])])
+
+
+class Hangs(unittest.TestCase):
+    """hangs.py: starts counted once whatever their rows, a hung attempt
+    and its retry two starts, the builds told by their binary, and the
+    exact interval and test"""
+
+    def test_build_of(self):
+        self.assertEqual(hangs.build_of(
+            "/root/.cache/aio-poll-weight/upstream-11.1.3/bin"),
+            "upstream 11.1.3")
+        self.assertEqual(hangs.build_of("/w/work/10.2.2/base/build-all"),
+                         "unpatched 10.2.2")
+        self.assertEqual(hangs.build_of(
+            "/w/work/10.2.2/traced-unpatched/build-all"), "unpatched 10.2.2")
+        self.assertEqual(hangs.build_of("/w/work/10.2.2/series/build-all"),
+                         "series (10.2.2)")
+        self.assertEqual(hangs.build_of("/w/work/10.2.2/traced-new/b"),
+                         "series (10.2.2)")
+        self.assertEqual(hangs.build_of("/w/work/10.0.13/series/build-all"),
+                         "10.0.13 (series)")
+        self.assertEqual(hangs.build_of("/w/work/10.0.13/base/build-all"),
+                         "10.0.13 (unpatched)")
+
+    def test_starts(self):
+        s = "/w/work/10.2.2/series/build-all"
+        u = "/w/work/10.2.2/base/build-all"
+        rows = [  # round 1: w3 hangs in its first job and is run again
+            ("w3", 1, 1, "hang", 1, "sat", s),
+            ("w3", 1, 2, "ok", 0, "sat", s),
+            ("w3", 1, 2, "ok", 0, "rate", s),
+            ("unpatched", 1, 1, "ok", 0, "sat", u),
+            ("unpatched", 1, 1, "ok", 0, "rate", u),
+            ("unpatched", 2, 1, "ok", 0, "sat", u)]
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "samples.csv"), "w") as f:
+                f.write("venue,workload,variant,round,attempt,status,hang,"
+                        "binary\n")
+                for v, rnd, att, st, h, w, b in rows:
+                    f.write("guest,%s,%s,%d,%d,%s,%d,%s\n"
+                            % (w, v, rnd, att, st, h, b))
+            out = hangs.starts([d])
+        self.assertEqual(out, {("series (10.2.2)", "guest"): [2, 1],
+                               ("unpatched 10.2.2", "guest"): [2, 0]})
+
+    def test_clopper_pearson(self):
+        lo, hi = hangs.clopper_pearson(0, 12)
+        self.assertEqual(lo, 0.0)
+        self.assertAlmostEqual(hi, 1 - 0.025 ** (1 / 12), places=6)
+        lo, hi = hangs.clopper_pearson(5, 10)
+        self.assertAlmostEqual(lo, 0.187086, places=5)
+        self.assertAlmostEqual(hi, 1 - 0.187086, places=5)
+        self.assertEqual(hangs.clopper_pearson(3, 3)[1], 1.0)
+
+    def test_fisher(self):
+        # a textbook table: two-sided p 0.002759
+        self.assertAlmostEqual(hangs.fisher(1, 9, 11, 3), 0.002759,
+                               places=5)
+        self.assertAlmostEqual(hangs.fisher(0, 10, 0, 10), 1.0)
+        # 2 of 2 on one side of two equal halves: 2 x (1/2 x 9/19)
+        self.assertAlmostEqual(hangs.fisher(2, 8, 0, 10), 2 * 9 / 38)
+
 
 if __name__ == "__main__":
     unittest.main()
