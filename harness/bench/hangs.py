@@ -3,7 +3,8 @@
 TCG guest that ../shared/build-notes.md records (the device's rings
 drained, the guest's fio waiting for completions it does not see), which
 the runner's watchdog catches, saving the device's state and starting the
-run again (run.py; samples.csv keeps the hung attempt with hang=1).
+run again (run.py; samples.csv keeps the hung attempt, its status
+"hang").
 
 Usage: hangs.py [DIR...] [--out FILE]
 
@@ -53,7 +54,7 @@ def starts(dirs):
                 key = (d, r["venue"], r["variant"], r["round"],
                        r.get("attempt", "1"))
                 cell = (build_of(r.get("binary", "")), r["venue"])
-                hung = r.get("hang") == "1" or r.get("status") == "hang"
+                hung = r["status"] == "hang"
                 old = seen.get(key)
                 seen[key] = (cell, hung or (old is not None and old[1]))
     out = {}
@@ -64,15 +65,18 @@ def starts(dirs):
     return out
 
 
+def log_comb(n, k):
+    """log of n choose k"""
+    return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+
+
 def binom_cdf(k, n, p):
     """P(X <= k) for X ~ Binomial(n, p)"""
     if p <= 0:
         return 1.0
     if p >= 1:
         return 1.0 if k >= n else 0.0
-    return min(1.0, sum(math.exp(math.lgamma(n + 1) - math.lgamma(i + 1)
-                                 - math.lgamma(n - i + 1)
-                                 + i * math.log(p)
+    return min(1.0, sum(math.exp(log_comb(n, i) + i * math.log(p)
                                  + (n - i) * math.log1p(-p))
                         for i in range(0, k + 1)))
 
@@ -102,12 +106,8 @@ def fisher(a, b, c, d):
     n1, n2, k = a + b, c + d, a + c
 
     def prob(x):
-        return math.exp(math.lgamma(n1 + 1) - math.lgamma(x + 1)
-                        - math.lgamma(n1 - x + 1) + math.lgamma(n2 + 1)
-                        - math.lgamma(k - x + 1)
-                        - math.lgamma(n2 - k + x + 1)
-                        - math.lgamma(n1 + n2 + 1) + math.lgamma(k + 1)
-                        + math.lgamma(n1 + n2 - k + 1))
+        return math.exp(log_comb(n1, x) + log_comb(n2, k - x)
+                        - log_comb(n1 + n2, k))
     p0 = prob(a)
     return min(1.0, sum(prob(x)
                         for x in range(max(0, k - n2), min(k, n1) + 1)

@@ -21,8 +21,8 @@ sys.path.insert(0, HERE)
 
 import bases  # noqa: E402
 import compare_runs  # noqa: E402
-import hangs  # noqa: E402
 import guest  # noqa: E402
+import hangs  # noqa: E402
 import report  # noqa: E402
 import run  # noqa: E402
 import stats  # noqa: E402
