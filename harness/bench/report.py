@@ -35,8 +35,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import stats  # noqa: E402
 
 REFS = ("unpatched", "floor")
-# CPU outside QEMU and fio, in % of one core, above which a run is suspect.
-OTHER_WARN_PCT = stats.OTHER_MAX_PCT
 METRICS = [  # key, title, format
     ("iops", "IOPS", "%.0f"),
     ("lat_mean_us", "lat mean us", "%.0f"),
@@ -240,17 +238,14 @@ def plot(cells, order, title, path):
 
 # ---------------------------------------------------- paired statistics
 
-# The IOThread's CPU in the paired statistics (stats.IO_CPU: schedstat).
-IO_CPU = stats.IO_CPU
-
 # (key, title, lo, hi, which workloads, against): the targets, as bounds on
 # a ratio; "own floor" is stats.floor_of's.
 TARGETS = [
-    (IO_CPU, "IOThread CPU per I/O vs own floor",
+    (stats.IO_CPU, "IOThread CPU per I/O vs own floor",
      None, 1.05, "all", "floor"),
     ("iops", "IOPS vs unpatched", 0.95, None, "sat", "unpatched"),
     # the issue's "no worse than unpatched", for CPU and latency too
-    (IO_CPU, "IOThread CPU per I/O vs unpatched", None, 1.0, "all",
+    (stats.IO_CPU, "IOThread CPU per I/O vs unpatched", None, 1.0, "all",
      "unpatched"),
     ("lat_mean_us", "mean latency vs unpatched", None, 1.05, "rate",
      "unpatched"),
@@ -260,17 +255,17 @@ TARGETS = [
 ]
 # (key, title, against) of the ratio columns, the targets' first
 RATIOS = [
-    (IO_CPU, "IOThread CPU/I/O vs own floor", "floor"),
+    (stats.IO_CPU, "IOThread CPU/I/O vs own floor", "floor"),
     ("iothread_vcsw_per_kio", "wakeups/I/O vs own floor", "floor"),
     ("iops", "IOPS vs own floor", "floor"),
     ("lat_mean_us", "mean lat vs own floor", "floor"),
     ("iops", "IOPS vs unpatched", "unpatched"),
-    (IO_CPU, "IOThread CPU/I/O vs unpatched", "unpatched"),
+    (stats.IO_CPU, "IOThread CPU/I/O vs unpatched", "unpatched"),
     ("lat_mean_us", "mean lat vs unpatched", "unpatched"),
 ]
 MEDIANS = [("iops", "IOPS", "%.0f"), ("lat_mean_us", "lat mean us", "%.0f"),
            ("lat_p99_us", "p99 us", "%.0f"),
-           (IO_CPU, "IOThread CPU ms/1k I/O (schedstat)", "sig"),
+           (stats.IO_CPU, "IOThread CPU ms/1k I/O (schedstat)", "sig"),
            ("iothread_vcsw_per_kio", "IOThread wakeups/1k I/O", "sig"),
            ("qemu_cpu_ms_per_kio", "QEMU CPU ms/1k I/O", "sig")]
 
@@ -299,17 +294,17 @@ def host_lines(measured, disturbed, keep_disturbed):
         out.append("- CPU of other processes on the host during the "
                    "windows (not QEMU, not fio): median %.0f%%, max %.0f%% "
                    "of one core" % (statistics.median(other), max(other)))
-        if max(other) > OTHER_WARN_PCT and keep_disturbed:
+        if max(other) > stats.OTHER_MAX_PCT and keep_disturbed:
             out.append("- **warning: up to %.0f%% of a core went to "
                        "something else during a measured window: another "
                        "job shared the cores, the figures are suspect**" %
                        max(other))
-        elif max(other) > OTHER_WARN_PCT:
+        elif max(other) > stats.OTHER_MAX_PCT:
             out.append("- **%d of %d measured runs left out**: other "
                        "processes took more than %d%% of a core during "
                        "their window (up to %.0f%%); every figure below is "
                        "without them (--keep-disturbed keeps them)" % (
-                           disturbed, len(measured), OTHER_WARN_PCT,
+                           disturbed, len(measured), stats.OTHER_MAX_PCT,
                            max(other)))
     steal = [x for x in (stats.pct_of_core(r, "host_steal_ms", "window_s")
                          for r in measured) if x is not None]
@@ -393,7 +388,7 @@ def spread_table(cells_by_wl, order):
             ref = reference(l, "floor", labels)
             if ref is None:
                 continue
-            for key, name in ((IO_CPU, "IOThread CPU/I/O"),
+            for key, name in ((stats.IO_CPU, "IOThread CPU/I/O"),
                               ("iops" if not is_rate(wl) else "lat_mean_us",
                                "IOPS" if not is_rate(wl) else "mean latency")):
                 rs = stats.paired(by_round(cells[l]), by_round(cells[ref]), key)
@@ -441,7 +436,7 @@ def ratio_plot(cells, order, title, path):
         return False
     wl = title.split(": ", 1)[-1]
     third = ("lat_mean_us", "mean latency") if "-rate" in wl else ("iops", "IOPS")
-    panels = [(IO_CPU, "IOThread CPU per I/O", 1.05),
+    panels = [(stats.IO_CPU, "IOThread CPU per I/O", 1.05),
               ("iothread_vcsw_per_kio", "IOThread wakeups per I/O", None),
               (third[0], third[1], None)]
     fig, axes = plt.subplots(1, 3, figsize=(13, 0.45 * len(labels) + 2.2),
@@ -489,7 +484,7 @@ def main():
     ap.add_argument("--keep-disturbed", action="store_true",
                     help="keep the runs whose window saw other processes "
                     "take more than %d%% of a core (left out by default)"
-                    % OTHER_WARN_PCT)
+                    % stats.OTHER_MAX_PCT)
     a = ap.parse_args()
     if a.out is None and len(a.dir) > 1:
         ap.error("--out is required with several runs")
@@ -497,7 +492,8 @@ def main():
     rows = stats.pooled(runs)
     if not rows:
         sys.exit("report.py: no samples in %s" % " ".join(runs))
-    cells, seen = group(rows, None if a.keep_disturbed else OTHER_WARN_PCT)
+    cells, seen = group(rows, None if a.keep_disturbed
+                        else stats.OTHER_MAX_PCT)
     disturbed = sum(c.disturbed for cs in cells.values() for c in cs.values())
     order = [x for x in a.order.split(",") if x]
     order += [x for x in seen if x not in order]

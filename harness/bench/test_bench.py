@@ -4,7 +4,6 @@ guest): /usr/bin/python3 -m unittest discover -s harness/bench -p 'test_*.py'
 """
 
 import csv
-import io
 import json
 import math
 import os
@@ -390,8 +389,14 @@ class UpstreamPolicyTest(unittest.TestCase):
             rows = policy.load([d])
             kept = policy.load([d], None)
             text = policy.report(rows)
+            counted = policy.read([d])
+            counted_all = policy.read([d], None)
         self.assertEqual(len(rows[("guest", "sat")]["w3"]), 3)
         self.assertEqual(len(kept[("guest", "sat")]["w3"]), 4)
+        # the disturbed run is counted, once, and only when left out
+        self.assertEqual(counted[1], 1)
+        self.assertEqual(counted[0], rows)
+        self.assertEqual(counted_all[1], 0)
         self.assertIn("1 measured runs left out", policy.report(rows, 1))
         self.assertNotIn("left out", text)
         lines = text.splitlines()
@@ -617,10 +622,10 @@ class PairedReport(unittest.TestCase):
         # round 2 of w3: another process took 75% of a core
         bad = next(r for r in rows if r["variant"] == "w3" and r["round"] == "2")
         bad["other_cpu_ms"] = "3000"
-        cells, _ = report.group(rows, report.OTHER_WARN_PCT)
+        cells, _ = report.group(rows, stats.OTHER_MAX_PCT)
         cs = cells[("guest8x2", "randread-8k-qd8-j4")]
         self.assertEqual((len(cs["w3"].rows), cs["w3"].disturbed), (4, 1))
-        self.assertEqual(report.ratio_iv(cs, "w3", report.IO_CPU, "floor")[3], 4)
+        self.assertEqual(report.ratio_iv(cs, "w3", stats.IO_CPU, "floor")[3], 4)
         cells, _ = report.group(rows)
         self.assertEqual(len(cells[("guest8x2", "randread-8k-qd8-j4")]["w3"].rows), 5)
         # bases.py and policy.py leave out the same run (stats.measured())
@@ -705,21 +710,21 @@ class CompareRuns(unittest.TestCase):
         self.assertIsNone(compare_runs.welch([2], [1, 1]))
 
     def test_rows_pair_each_variant_with_its_own_floor(self):
-        def run(w3, floor, up, upf):
+        def cells(w3, floor, up, upf):
             return {("g", "rate", v): {"1": {"m": str(x)}}
                     for v, x in (("w3", w3), ("series-floor", floor),
                                  ("upstream", up), ("upstream-floor", upf))}
-        out = compare_runs.rows(run(2, 4, 3, 1), run(1, 1, 1, 2), "m")
+        out = compare_runs.rows(cells(2, 4, 3, 1), cells(1, 1, 1, 2), "m")
         self.assertEqual(out, [("g", "rate", "upstream", [3.0], [0.5]),
                                ("g", "rate", "w3", [0.5], [1.0])])
 
     def test_compare_leaves_out_the_warmup_and_failed_runs(self):
         with tempfile.TemporaryDirectory() as d:
-            for run, rounds in (("a", ((0, "ok", 100), (1, "ok", 2),
-                                       (2, "error", 50))),
-                                ("b", ((1, "ok", 4),))):
-                os.mkdir(os.path.join(d, run))
-                with open(os.path.join(d, run, "samples.csv"), "w") as f:
+            for name, rounds in (("a", ((0, "ok", 100), (1, "ok", 2),
+                                        (2, "error", 50))),
+                                 ("b", ((1, "ok", 4),))):
+                os.mkdir(os.path.join(d, name))
+                with open(os.path.join(d, name, "samples.csv"), "w") as f:
                     f.write("venue,workload,variant,round,status,m\n")
                     for rnd, status, x in rounds:
                         f.write("g,rate,w3,%d,%s,%d\n" % (rnd, status, x))

@@ -41,14 +41,24 @@ METRICS = [(stats.IO_CPU, "IOThread CPU per I/O"),
            ("iops", "IOPS")]
 
 
-def load(run_dirs, max_other=stats.OTHER_MAX_PCT):
-    """(venue, workload) -> variant -> round -> row of the measured rounds
-    of the runs, numbered on from one run to the next, disturbed ones left
-    out as report.py leaves them out (stats.measured())"""
+def read(run_dirs, max_other=stats.OTHER_MAX_PCT):
+    """((venue, workload) -> variant -> round -> row, how many were left
+    out): the measured rounds of the runs, numbered on from one run to the
+    next, the disturbed ones left out as report.py leaves them out
+    (stats.measured() and stats.disturbed()), samples.csv read once"""
     rows = defaultdict(lambda: defaultdict(dict))
-    for r in stats.measured(run_dirs, max_other):
+    left_out = 0
+    for r in stats.measured(run_dirs, None):
+        if stats.disturbed(r, max_other):
+            left_out += 1
+            continue
         rows[(r["venue"], r["workload"])][r["variant"]][int(r["round"])] = r
-    return rows
+    return rows, left_out
+
+
+def load(run_dirs, max_other=stats.OTHER_MAX_PCT):
+    """the rows of read(), without the count"""
+    return read(run_dirs, max_other)[0]
 
 
 floor_of = stats.floor_of
@@ -127,9 +137,7 @@ def main():
                     help="keep the runs that other processes disturbed")
     a = ap.parse_args()
     max_other = None if a.keep_disturbed else stats.OTHER_MAX_PCT
-    left_out = (len(stats.measured(a.runs, None)) -
-                len(stats.measured(a.runs, max_other)))
-    text = report(load(a.runs, max_other), left_out)
+    text = report(*read(a.runs, max_other))
     if a.out:
         with open(a.out, "w") as f:
             f.write(text + "\n")
