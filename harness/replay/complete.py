@@ -285,6 +285,13 @@ def complete(iters, window, sleep_ns, wakes=None):
             wait = min(wait, max(cpu_poll - base, 0))
         if caught and block_ns:
             polled_ns = block_ns
+        elif polled_ns < 0:
+            # block_ns is shorter than t_wait - t_poll: the run's policy
+            # took the wait's end where polling ended (no fd wait after
+            # it) and the thread was held between the trace's own clock
+            # reads at polling's end and at the wait's; it polled for the
+            # whole wait
+            polled_ns = wait
         arrive = ""
         if wakes is not None:
             t, k = arrival(wakes, t_poll, t_wait) if slept else (None, 0)

@@ -144,6 +144,25 @@ class CompleteBlockNs(unittest.TestCase):
         self.assertEqual(cols, [(4990, 3990), (4040, 3040), (3000, 4970),
                                 (5000, 4000), (5000, 100)])
 
+    def test_held_after_polling(self):
+        """a wait whose block_ns ended where polling did (no fd wait after
+        it), the thread then held before the trace's clock read at the
+        wait's end: its polling is the whole wait, never negative"""
+        with tempfile.TemporaryDirectory() as d:
+            log, out = os.path.join(d, "l.log"), os.path.join(d, "t.trace")
+            with open(log, "w") as f:
+                f.write("aio_poll_ready ctx 0xa node 0x1 polled 1\n")
+                f.write("aio_poll_iter ctx 0xa t0 1000 t_poll 3300 t_wait "
+                        "7348 cpu_poll 2200 slept 0 cap -1 poll_ns 256 "
+                        "block_ns 2215 flags 0\n")
+                f.write(iter_line("0xa", 50000))
+            subprocess.run([sys.executable, COMPLETE, log, "--out", out],
+                           check=True, capture_output=True)
+            with open(out) as f:
+                cols = [(int(line.split()[1]), int(line.split()[5]))
+                        for line in f if line.startswith("i ")]
+        self.assertEqual(cols[0], (2215, 2215))
+
 
     def test_arrival_from_block_ns(self):
         """a slept wait's arrive_ns counts from where its block_ns began,
