@@ -1654,7 +1654,8 @@ def rounds(a):
              "recording (%s ns), latency = wakeups x its latency (%s ns)"
              % (", ".join(map(str, cpus)), ", ".join(map(str, lats))))
     with open(a.out, "w") as f:
-        f.write("Patches 1-13 ('new') over each variant, within a round, "
+        f.write("The series as its tree holds it ('new') over each "
+                "variant, within a round, "
                 "on what the runs measured: %s, per I/O; "
                 "geometric mean over the rounds%s [95%% interval]; verdict "
                 "against CPU <= 1.00x, latency <= 1.05x.\n\n"
