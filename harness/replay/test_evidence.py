@@ -21,6 +21,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import evidence  # noqa: E402
+import own_cost  # noqa: E402
 
 COMPLETE = os.path.join(HERE, "complete.py")
 
@@ -990,6 +991,70 @@ class KernelLatency(unittest.TestCase):
         # over 4 waits
         self.assertEqual(rows[0][6], "10.5 |")
 
+
+
+class OwnCost(unittest.TestCase):
+    """own_cost.py: the policy's polling and bookkeeping per I/O over the
+    floor's CPU per I/O of the same round and of the long runs; a run with
+    two IOThreads counts the iterations of both"""
+
+    def write(self, path, fields, rows):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=fields)
+            w.writeheader()
+            w.writerows(rows)
+
+    def test_rows(self):
+        with tempfile.TemporaryDirectory() as d:
+            ev, lr = os.path.join(d, "ev"), os.path.join(d, "long")
+            m = ["venue", "workload", "variant", "round", "ios",
+                 "iterations", "trace"]
+            self.write(os.path.join(ev, "traces", "measured.csv"), m, [
+                dict(zip(m, r)) for r in (
+                    ("g", "rate", "new", "1", "1000", "4000",
+                     "g-rate-new-r1.trace.gz"),
+                    ("g", "rate", "floor", "1", "1000", "4000",
+                     "g-rate-floor-r1.trace.gz"),
+                    ("g2", "rate", "new", "1", "1000", "2000",
+                     "g2-rate-new-r1-t1.trace.gz"),
+                    ("g2", "rate", "new", "1", "1000", "1000",
+                     "g2-rate-new-r1-t2.trace.gz"))])
+            v = ["trace", "policy", "metric", "measured", "source"]
+            self.write(os.path.join(ev, "replay-validation.csv"), v, [
+                dict(zip(v, r)) for r in (
+                    ("g-rate-new-r1", "new-w3", "polling_ns_per_io", "10",
+                     "own"),
+                    ("g-rate-new-r1", "new-w3", "wakeups_per_io", "99",
+                     "own"),
+                    ("g2-rate-new-r1", "new-w3", "polling_ns_per_io", "0",
+                     "own"))])
+            b = ["venue", "workload", "variant", "round", "status",
+                 "iothread_sched_ms_per_kio"]
+            self.write(os.path.join(ev, "bench", "samples.csv"), b, [
+                dict(zip(b, r)) for r in (
+                    ("g", "rate", "floor", "0", "ok", "999"),
+                    ("g", "rate", "floor", "1", "ok", "50"),
+                    ("g2", "rate", "floor", "1", "ok", "80"))])
+            self.write(os.path.join(lr, "samples.csv"), b, [
+                dict(zip(b, r)) for r in (
+                    ("g", "rate", "series-floor", "1", "ok", "20"),
+                    ("g", "rate", "series-floor", "2", "ok", "40"),
+                    ("g", "rate", "w3", "1", "ok", "1"))])
+            rows = own_cost.rows(ev, [lr], 176, 1.0)
+        self.assertEqual(len(rows), 2)
+        g, g2 = rows
+        # 10 ns of polling + 4 iterations x 176 ns over 50 us per I/O
+        self.assertEqual(g[:3], ("g", "rate", "1"))
+        self.assertAlmostEqual(g[5], 704)
+        self.assertAlmostEqual(g[7], 714 / 50000)
+        # the long runs' series-floor median, 30 us
+        self.assertAlmostEqual(g[8], 30000)
+        self.assertAlmostEqual(g[9], 714 / 30000)
+        # two IOThreads: 3000 iterations for 1000 I/Os; no long run
+        self.assertAlmostEqual(g2[4], 3.0)
+        self.assertAlmostEqual(g2[7], 528 / 80000)
+        self.assertIsNone(g2[8])
 
 if __name__ == "__main__":
     unittest.main()
