@@ -11,7 +11,10 @@ with poll-max-ns=0:
 
   - its polling time per I/O, as the validation measured it from the run's
     iteration trace (the polling beyond the clock reads that every
-    iteration pays);
+    iteration pays), and the cost of entering and leaving poll mode in
+    the iterations that polled (the run's own poll_entry_ns, as
+    complete.py measures it; where that is negative or missing, the
+    median of the recording's positive ones);
   - its bookkeeping: the iterations of aio_poll() per I/O (summed over the
     IOThreads) times N instructions (default 176: callgrind's largest
     difference between the series and its poll-max-ns=0, where the thread
@@ -38,20 +41,30 @@ import stats  # noqa: E402
 
 
 def runs(evidence):
-    """(venue, workload, variant, round) -> {trace, ios, iterations}: the
-    rows of measured.csv, one per run (a run with two IOThreads has a row,
-    and a trace, per IOThread: their iterations summed, the trace named as
-    the validation names it)"""
+    """(venue, workload, variant, round) -> {trace, ios, iterations, entry}:
+    the rows of measured.csv, one per run (a run with two IOThreads has a
+    row, and a trace, per IOThread: their iterations and the ns of
+    entering and leaving poll mode summed, the trace named as the
+    validation names it)"""
     out = {}
     with open(os.path.join(evidence, "traces", "measured.csv")) as f:
-        for r in csv.DictReader(f):
-            k = (r["venue"], r["workload"], r["variant"], r["round"])
-            trace = re.sub(r"(-t\d+)?\.trace\.gz$", "", r["trace"])
-            if k in out:
-                out[k]["iterations"] += int(r["iterations"])
-            else:
-                out[k] = {"trace": trace, "ios": int(r["ios"]),
-                          "iterations": int(r["iterations"])}
+        rows = list(csv.DictReader(f))
+    # a run's cost of entering poll mode is a difference of means and
+    # comes out negative or missing where few iterations polled: those
+    # take the median of the recording's positive ones
+    known = [int(r["poll_entry_ns"]) for r in rows
+             if int(r["poll_entry_ns"] or 0) > 0]
+    median = statistics.median(known) if known else 0
+    for r in rows:
+        k = (r["venue"], r["workload"], r["variant"], r["round"])
+        trace = re.sub(r"(-t\d+)?\.trace\.gz$", "", r["trace"])
+        if k not in out:
+            out[k] = {"trace": trace, "ios": int(r["ios"]),
+                      "iterations": 0, "entry": 0}
+        own = int(r["poll_entry_ns"] or 0)
+        out[k]["iterations"] += int(r["iterations"])
+        out[k]["entry"] += int(r["polled_iterations"]) * \
+            (own if own > 0 else median)
     return out
 
 
@@ -75,7 +88,8 @@ def floors(long_runs):
 
 def rows(evidence, long_runs, instructions, ns_per_instruction):
     """per run of 'new': (venue, workload, round, polling ns/I/O,
-    iterations/I/O, bookkeeping ns/I/O, floor CPU ns/I/O of the round,
+    iterations/I/O, bookkeeping and entry ns/I/O, floor CPU ns/I/O of the
+    round,
     share, long runs' floor CPU ns/I/O or None, share or None)"""
     meas, poll = runs(evidence), polling(evidence)
     bench = {(r["venue"], r["workload"], r["variant"], r["round"]): r
@@ -88,7 +102,7 @@ def rows(evidence, long_runs, instructions, ns_per_instruction):
             continue
         p = poll[m["trace"]]
         it = m["iterations"] / m["ios"]
-        book = it * instructions * ns_per_instruction
+        book = it * instructions * ns_per_instruction + m["entry"] / m["ios"]
         own = stats.num(fl, stats.IO_CPU) * 1e3
         lf = longf.get((v, w))
         out.append((v, w, rnd, p, it, book, own, (p + book) / own, lf,
@@ -108,11 +122,11 @@ def main():
     lines = [
         "What the policy of the whole series ('new') adds over its "
         "poll-max-ns=0, per I/O, at most: its polling (measured from its "
-        "iteration trace) and %g instructions of bookkeeping per "
-        "aio_poll() at %g ns each, as a share of the floor's IOThread CPU "
+        "iteration trace) and entering and leaving poll mode, and %g "
+        "instructions of bookkeeping per aio_poll() at %g ns each, as a share of the floor's IOThread CPU "
         "per I/O (schedstat)." % (a.instructions, a.ns_per_instruction), "",
         "| venue | workload | round | polling ns/I/O | aio_poll() per I/O "
-        "| bookkeeping ns/I/O | floor's CPU ns/I/O, same round | share "
+        "| bookkeeping and entry ns/I/O | floor's CPU ns/I/O, same round | share "
         "| floor's CPU ns/I/O, long runs | share |",
         "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|"]
     for v, w, rnd, p, it, book, own, s1, lf, s2 in rs:

@@ -1009,16 +1009,17 @@ class OwnCost(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             ev, lr = os.path.join(d, "ev"), os.path.join(d, "long")
             m = ["venue", "workload", "variant", "round", "ios",
-                 "iterations", "trace"]
+                 "iterations", "polled_iterations", "poll_entry_ns",
+                 "trace"]
             self.write(os.path.join(ev, "traces", "measured.csv"), m, [
                 dict(zip(m, r)) for r in (
-                    ("g", "rate", "new", "1", "1000", "4000",
+                    ("g", "rate", "new", "1", "1000", "4000", "10", "600",
                      "g-rate-new-r1.trace.gz"),
-                    ("g", "rate", "floor", "1", "1000", "4000",
+                    ("g", "rate", "floor", "1", "1000", "4000", "0", "",
                      "g-rate-floor-r1.trace.gz"),
-                    ("g2", "rate", "new", "1", "1000", "2000",
+                    ("g2", "rate", "new", "1", "1000", "2000", "5", "-90",
                      "g2-rate-new-r1-t1.trace.gz"),
-                    ("g2", "rate", "new", "1", "1000", "1000",
+                    ("g2", "rate", "new", "1", "1000", "1000", "0", "",
                      "g2-rate-new-r1-t2.trace.gz"))])
             v = ["trace", "policy", "metric", "measured", "source"]
             self.write(os.path.join(ev, "replay-validation.csv"), v, [
@@ -1044,16 +1045,19 @@ class OwnCost(unittest.TestCase):
             rows = own_cost.rows(ev, [lr], 176, 1.0)
         self.assertEqual(len(rows), 2)
         g, g2 = rows
-        # 10 ns of polling + 4 iterations x 176 ns over 50 us per I/O
+        # 10 ns of polling + 4 iterations x 176 ns + 10 entries of 600 ns
+        # for 1000 I/Os, over 50 us per I/O
         self.assertEqual(g[:3], ("g", "rate", "1"))
-        self.assertAlmostEqual(g[5], 704)
-        self.assertAlmostEqual(g[7], 714 / 50000)
+        self.assertAlmostEqual(g[5], 710)
+        self.assertAlmostEqual(g[7], 720 / 50000)
         # the long runs' series-floor median, 30 us
         self.assertAlmostEqual(g[8], 30000)
-        self.assertAlmostEqual(g[9], 714 / 30000)
-        # two IOThreads: 3000 iterations for 1000 I/Os; no long run
+        self.assertAlmostEqual(g[9], 720 / 30000)
+        # two IOThreads: 3000 iterations for 1000 I/Os, a negative entry
+        # cost taken as the recording's median of the positive ones (600:
+        # 5 x 600 ns); no long run
         self.assertAlmostEqual(g2[4], 3.0)
-        self.assertAlmostEqual(g2[7], 528 / 80000)
+        self.assertAlmostEqual(g2[7], 531 / 80000)
         self.assertIsNone(g2[8])
 
 if __name__ == "__main__":
