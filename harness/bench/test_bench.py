@@ -778,6 +778,24 @@ class Hangs(unittest.TestCase):
         self.assertEqual(out, {("series (10.2.2)", "guest"): [2, 1],
                                ("unpatched 10.2.2", "guest"): [2, 0]})
 
+    def test_default_dirs(self):
+        """the runner's folders, found anywhere under results/; not the
+        loop benchmark's, whatever its folder is called, nor a pooled
+        report"""
+        with tempfile.TemporaryDirectory() as d:
+            def put(sub, head):
+                os.makedirs(os.path.join(d, "results", sub))
+                with open(os.path.join(d, "results", sub, "samples.csv"),
+                          "w") as f:
+                    f.write(head + "\n")
+            put("bench-multidisk/long-x", "venue,workload,variant,binary")
+            put("evidence-y", "venue,variant,round,binary,status")
+            put("loopbench-p99", "round,pattern,variant,events")
+            put("bench-multidisk/pooled-z", "venue,workload,variant,binary")
+            found = [os.path.relpath(p, d) for p in hangs.default_dirs(d)]
+        self.assertEqual(found, ["results/bench-multidisk/long-x",
+                                 "results/evidence-y"])
+
     def test_clopper_pearson(self):
         lo, hi = hangs.clopper_pearson(0, 12)
         self.assertEqual(lo, 0.0)
