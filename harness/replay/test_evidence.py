@@ -114,28 +114,34 @@ class CompleteBlockNs(unittest.TestCase):
     polling caught it; 0 (no policy measured it) and logs without it keep
     the trace's own clock reads"""
 
-    def test_block_ns(self):
+    def waits(self, iters):
+        """(wait_ns, polled_ns) of each trace line that complete.py makes
+        of the aio_poll_iter lines @iters, each after a ready polled
+        handler, and an older log's line after them"""
         with tempfile.TemporaryDirectory() as d:
             log, out = os.path.join(d, "l.log"), os.path.join(d, "t.trace")
             with open(log, "w") as f:
-                # slept, pending, caught (flag 1), slept without block_ns
-                # measured, and an older log's line
-                for k, (slept, flags, bns) in enumerate(
-                        ((1, 0, 4990), (0, 0, 4040), (0, 1, 4970),
-                         (1, 0, 0))):
-                    t = 1000 + k * 10000
+                for line in iters:
                     f.write("aio_poll_ready ctx 0xa node 0x1 polled 1\n")
-                    f.write("aio_poll_iter ctx 0xa t0 %d t_poll %d t_wait %d "
-                            "cpu_poll 3050 slept %d cap -1 poll_ns 4000 "
-                            "block_ns %d flags %d\n" % (
-                                t, t + 4100 if flags else t + 4000, t + 5000,
-                                slept, bns, flags))
+                    f.write("aio_poll_iter ctx 0xa " + line + "\n")
                 f.write(iter_line("0xa", 50000))
             subprocess.run([sys.executable, COMPLETE, log, "--out", out],
                            check=True, capture_output=True)
             with open(out) as f:
-                cols = [(int(line.split()[1]), int(line.split()[5]))
+                return [(int(line.split()[1]), int(line.split()[5]))
                         for line in f if line.startswith("i ")]
+
+    def test_block_ns(self):
+        # slept, pending, caught (flag 1), slept without block_ns
+        # measured, and an older log's line
+        cols = self.waits(
+            "t0 %d t_poll %d t_wait %d cpu_poll 3050 slept %d cap -1 "
+            "poll_ns 4000 block_ns %d flags %d" % (
+                t, t + 4100 if flags else t + 4000, t + 5000, slept, bns,
+                flags)
+            for t, (slept, flags, bns) in zip(
+                range(1000, 40001, 10000),
+                ((1, 0, 4990), (0, 0, 4040), (0, 1, 4970), (1, 0, 0))))
         # (wait_ns, polled_ns); the caught one's wait is its polling's CPU
         # time less the base of the iterations that did not poll (the last
         # one's 50 ns)
@@ -149,21 +155,10 @@ class CompleteBlockNs(unittest.TestCase):
         """a wait whose block_ns ended where polling did (no fd wait after
         it), the thread then held before the trace's clock read at the
         wait's end: its polling is the whole wait, never negative"""
-        with tempfile.TemporaryDirectory() as d:
-            log, out = os.path.join(d, "l.log"), os.path.join(d, "t.trace")
-            with open(log, "w") as f:
-                f.write("aio_poll_ready ctx 0xa node 0x1 polled 1\n")
-                f.write("aio_poll_iter ctx 0xa t0 1000 t_poll 3300 t_wait "
-                        "7348 cpu_poll 2200 slept 0 cap -1 poll_ns 256 "
-                        "block_ns 2215 flags 0\n")
-                f.write(iter_line("0xa", 50000))
-            subprocess.run([sys.executable, COMPLETE, log, "--out", out],
-                           check=True, capture_output=True)
-            with open(out) as f:
-                cols = [(int(line.split()[1]), int(line.split()[5]))
-                        for line in f if line.startswith("i ")]
+        cols = self.waits(["t0 1000 t_poll 3300 t_wait 7348 cpu_poll 2200 "
+                           "slept 0 cap -1 poll_ns 256 block_ns 2215 "
+                           "flags 0"])
         self.assertEqual(cols[0], (2215, 2215))
-
 
     def test_arrival_from_block_ns(self):
         """a slept wait's arrive_ns counts from where its block_ns began,
