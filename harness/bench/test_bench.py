@@ -279,7 +279,7 @@ class Report(unittest.TestCase):
                                         "iothread_cpu_ms_per_kio": v})
             rows = stats.pooled(runs)
             brows = bases.load(runs)
-            prows = policy.load(runs)
+            prows = policy.read(runs)[0]
         self.assertEqual(sorted(int(r["round"]) for r in rows
                                 if r["variant"] == "floor"),
                          [0, 0, 1, 2, 3, 4])
@@ -386,8 +386,8 @@ class UpstreamPolicyTest(unittest.TestCase):
                                     "iothread_vcsw_per_kio": cs,
                                     "other_cpu_ms": 3000 if bad else 10,
                                     "other_window_s": 4})
-            rows = policy.load([d])
-            kept = policy.load([d], None)
+            rows = policy.read([d])[0]
+            kept = policy.read([d], None)[0]
             text = policy.report(rows)
             counted = policy.read([d])
             counted_all = policy.read([d], None)
@@ -637,7 +637,7 @@ class PairedReport(unittest.TestCase):
             key = ("guest8x2", "randread-8k-qd8-j4")
             self.assertEqual(sorted(bases.load([d])[key + ("w3",)]),
                              [1, 3, 4, 5])
-            self.assertEqual(sorted(policy.load([d])[key]["w3"]),
+            self.assertEqual(sorted(policy.read([d])[0][key]["w3"]),
                              [1, 3, 4, 5])
             self.assertEqual(len(bases.load([d], None)[key + ("w3",)]), 5)
 

@@ -56,11 +56,6 @@ def read(run_dirs, max_other=stats.OTHER_MAX_PCT):
     return rows, left_out
 
 
-def load(run_dirs, max_other=stats.OTHER_MAX_PCT):
-    """the rows of read(), without the count"""
-    return read(run_dirs, max_other)[0]
-
-
 floor_of = stats.floor_of
 ratios = stats.paired
 ratio_of_ratios = stats.paired_of_ratios
