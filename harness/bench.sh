@@ -93,6 +93,10 @@ Options:
   --disk-mib N             size of the data disk file (default 256)
   --iter-trace             record each run's iteration trace (builds with
                            harness/replay/iter_trace.py only; ./apw evidence)
+  --trace-events PATTERN   QEMU's trace events PATTERN in each run's
+                           trace.log, e.g. poll_wakeup_price (the price
+                           of a wakeup that the series measures); not
+                           with --iter-trace
   --sched-wakeups          with --iter-trace, also the kernel's sched_waking
                            events of the IOThreads (tracefs; root): when
                            the event that ended a slept wait came
@@ -248,7 +252,7 @@ cmd_bench() {
     local venue=both variants=$BENCH_ALL_VARIANTS runs=3 warmup=1 runtime=10
     local workloads=sat,rate full= rate=1340,2000 aio=native cache=direct mib=256
     local watchdog=120 fio_args= out= report_only= dry= custom=() specs=() v spec dir
-    local iter_trace= pin=none round_major= sched_wakeups=
+    local iter_trace= pin=none round_major= sched_wakeups= trace_events=
     BENCH_BASE_DIR=$BW/base/build-all
     BENCH_SERIES_DIR=$BW/series/build-all
     while [ $# -gt 0 ]; do
@@ -268,6 +272,7 @@ cmd_bench() {
         --cache) cache=${2:?}; shift ;;
         --fio-args) fio_args=${2?}; shift ;;
         --iter-trace) iter_trace=--iter-trace ;;
+        --trace-events) trace_events=${2:?}; shift ;;
         --sched-wakeups) sched_wakeups=--sched-wakeups ;;
         --pin) pin=${2:?}; shift ;;
         --round-major) round_major=--round-major ;;
@@ -393,6 +398,7 @@ cmd_bench() {
         --workloads "$workloads" $full --watchdog "$watchdog" \
         --rate-iops-guest "${rate%%,*}" --rate-iops-nbd "${rate##*,}" \
         --aio "$aio" --cache "$cache" --fio-args="$fio_args" --disk "$disk" $iter_trace $sched_wakeups \
+        --trace-events "$trace_events" \
         --disks "$disks" --pin "$pin" $round_major \
         --kernel "$(bench_first "$APW_CACHE/guest/vmlinux" "$APW_CACHE/guest/vmlinuz")" \
         --initrd "$APW_CACHE/guest/initramfs.cpio" \

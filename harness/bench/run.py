@@ -394,11 +394,16 @@ def parse_json_text(text):
 
 def iter_trace_args(a, rundir, opt):
     """--iter-trace: the trace events of harness/replay/iter_trace.py, in
-    rundir/iter-trace.log (a build with that instrument is needed)."""
-    if not a.iter_trace:
-        return []
-    return [opt, "enable=aio_poll_*,file=" +
-            os.path.join(rundir, "iter-trace.log")]
+    rundir/iter-trace.log (a build with that instrument is needed);
+    --trace-events PATTERN: QEMU's trace events PATTERN in rundir/trace.log
+    (one trace file per QEMU, so not both)."""
+    if a.iter_trace:
+        return [opt, "enable=aio_poll_*,file=" +
+                os.path.join(rundir, "iter-trace.log")]
+    if a.trace_events:
+        return [opt, "enable=%s,file=%s" %
+                (a.trace_events, os.path.join(rundir, "trace.log"))]
+    return []
 
 
 # ------------------------------------------------- --sched-wakeups
@@ -1211,6 +1216,10 @@ def main():
     ap.add_argument("--iter-trace", action="store_true",
                     help="record the iteration trace of a build with "
                     "harness/replay/iter_trace.py in each run's folder")
+    ap.add_argument("--trace-events", metavar="PATTERN", default="",
+                    help="QEMU's trace events PATTERN (e.g. "
+                    "poll_wakeup_price) in each run's trace.log; not with "
+                    "--iter-trace")
     ap.add_argument("--sched-wakeups", action="store_true",
                     help="with --iter-trace: the kernel's sched_waking "
                     "events of the IOThreads in each run's folder "
@@ -1239,6 +1248,9 @@ def main():
                          "(default: the tree beside the first variant's "
                          "build folder)")
     a = ap.parse_args()
+    if a.iter_trace and a.trace_events:
+        ap.error("--trace-events and --iter-trace write one trace file: "
+                 "choose one")
     global QEMU_SRC
     QEMU_SRC = a.qemu_src or qmpclient.qemu_src_of(
         a.variant[0].split("=", 1)[1].split(":", 1)[0] + "/x")

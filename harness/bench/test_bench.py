@@ -465,7 +465,8 @@ class MultiDisk(unittest.TestCase):
             workloads="sat,rate", full_matrix=False, runtime=4,
             rate_iops_guest=1340, rate_iops_nbd=2000, fio_args="",
             disk="/d/one.img", disks=["/d/m%d.img" % i for i in range(8)],
-            aio="native", cache="direct", iter_trace=False, pin="none")
+            aio="native", cache="direct", iter_trace=False, pin="none",
+            trace_events="")
         for k, v in kw.items():
             setattr(a, k, v)
         return a
@@ -561,6 +562,22 @@ class MultiDisk(unittest.TestCase):
             self.assertEqual(cmd.count("-device"), 8)
             with open(os.path.join(d, "jobs.txt")) as f:
                 self.assertEqual(f.read(), "j --rw=read --ioengine=libaio\n")
+
+    def test_trace_events(self):
+        with tempfile.TemporaryDirectory() as d:
+            a = self.args(trace_events="poll_wakeup_price", bios_dir="/bios",
+                          kernel="/k", initrd="/i")
+            v = run.Variant("w3=/b/series:poll-weight=3")
+            cmd = run.GuestBoot(a, v, [{"name": "j", "args": ["--rw=read"]}],
+                                d, "/tmp", "guest8").cmdline()
+            i = cmd.index("-trace")
+            self.assertEqual(cmd[i + 1], "enable=poll_wakeup_price,file=" +
+                             os.path.join(d, "trace.log"))
+            self.assertEqual(cmd.count("-trace"), 1)
+            a = self.args(bios_dir="/bios", kernel="/k", initrd="/i")
+            cmd = run.GuestBoot(a, v, [{"name": "j", "args": ["--rw=read"]}],
+                                d, "/tmp", "guest8").cmdline()
+            self.assertNotIn("-trace", cmd)
 
     def test_too_few_disks(self):
         with self.assertRaises(SystemExit):
