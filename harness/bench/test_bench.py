@@ -22,6 +22,7 @@ import bases  # noqa: E402
 import compare_runs  # noqa: E402
 import guest  # noqa: E402
 import hangs  # noqa: E402
+import price  # noqa: E402
 import report  # noqa: E402
 import run  # noqa: E402
 import stats  # noqa: E402
@@ -37,6 +38,32 @@ def fio_json(ios=1000, iops=100.0, mean_ns=2000.0, p50=1500, p99=9000):
                  "lat_ns": {"mean": mean_ns, "percentile": {
                      "50.000000": p50, "99.000000": p99}}},
         "write": empty, "trim": empty}]}
+
+
+class Price(unittest.TestCase):
+    """price.py: the prices of patch 16's trace event per run"""
+
+    def test_prices_and_share(self):
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, "raw", "r0"))
+            with open(os.path.join(d, "raw", "r0", "trace.log"), "w") as f:
+                for i, ns in enumerate([8000] * price.SKIP + [900, 1100, 1000]):
+                    f.write("poll_wakeup_price ctx 0xa ns %d\n" % ns)
+                    if i == 2:
+                        f.write("poll_wakeup_price ctx 0xb ns 5\n")
+                        f.write("poll_grow ctx 0xa old 0 new 1\n")
+            by = price.prices(os.path.join(d, "raw", "r0", "trace.log"))
+            self.assertEqual(sorted(by), ["0xa", "0xb"])
+            # the first SKIP left out of the median, not of the count
+            self.assertEqual(price.summary(by["0xa"]), (13, 1000, 900, 1100))
+            self.assertEqual(price.summary(by["0xb"]), (1, 5, 5, 5))
+            cost = os.path.join(d, "wakeup-cost.csv")
+            with open(cost, "w") as f:
+                f.write("backend,kind,iterations,delay_ns,waiter_cpu_median_ns\n"
+                        "io_uring,sleep,1,1,2000\nio_uring,ready,1,1,750\n"
+                        "io_uring,spin,1,1,50000\nepoll,sleep,1,1,1800\n"
+                        "epoll,ready,1,1,600\n")
+            self.assertEqual(price.waiter_share(cost), 1250)
 
 
 class Parsing(unittest.TestCase):
