@@ -1112,13 +1112,27 @@ def calibrated(a):
     """counterfactual(): patches 1-13's policy with its wakeup constants
     set to the price of the replay (--policy-wakeup-cpu,
     --policy-wakeup-latency), as a build calibrated to the host that
-    recorded the traces would have them.  Writes DIR2/calibrated.md"""
-    counterfactual(a, ["--policy-wakeup-cpu", str(a.wakeup_cpu),
-                       "--policy-wakeup-latency", str(a.wakeup_latency)],
-                   "calibrated",
+    recorded the traces would have them.  Writes DIR2/calibrated.md; with
+    --policy-cpu or --policy-latency, the policy's constants set to those
+    instead (e.g. the price that patch 16 measured on the host, while the
+    replay prices a wakeup at the host's whole price), and writes
+    DIR2/calibrated-CPU-LATENCY.md"""
+    if a.policy_cpu is None and a.policy_latency is None:
+        counterfactual(a, ["--policy-wakeup-cpu", str(a.wakeup_cpu),
+                           "--policy-wakeup-latency", str(a.wakeup_latency)],
+                       "calibrated",
+                       "its wakeup constants (AIO_POLL_WAKEUP_NS, "
+                       "AIO_POLL_WAKEUP_LATENCY_NS: 8000 and 10000 ns) set "
+                       "to the price below")
+        return
+    cpu = a.wakeup_cpu if a.policy_cpu is None else a.policy_cpu
+    lat = a.wakeup_latency if a.policy_latency is None else a.policy_latency
+    counterfactual(a, ["--policy-wakeup-cpu", str(cpu),
+                       "--policy-wakeup-latency", str(lat)],
+                   "calibrated-%d-%d" % (cpu, lat),
                    "its wakeup constants (AIO_POLL_WAKEUP_NS, "
                    "AIO_POLL_WAKEUP_LATENCY_NS: 8000 and 10000 ns) set to "
-                   "the price below")
+                   "%d and %d ns" % (cpu, lat))
 
 
 def context(a):
@@ -1706,6 +1720,12 @@ def main():
     e = sub.add_parser("sensitivity")
     t = sub.add_parser("timeout0")
     k = sub.add_parser("calibrated")
+    k.add_argument("--policy-cpu", type=int, default=None,
+                   help="the policy's price of a wakeup's CPU (default: "
+                   "--wakeup-cpu)")
+    k.add_argument("--policy-latency", type=int, default=None,
+                   help="the policy's wakeup latency (default: "
+                   "--wakeup-latency)")
     w = sub.add_parser("arrivals")
     b = sub.add_parser("bounds")
     g = sub.add_parser("constants")
