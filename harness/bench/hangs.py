@@ -40,7 +40,8 @@ def build_of(binary):
                               else "unpatched") + ")"
     if "/base/" in binary or "traced-unpatched" in binary:
         return "unpatched 10.2.2"
-    if "series" in binary or "traced-new" in binary:
+    # p15: a copy of the series tree at patch 15 (long-p16-intel)
+    if "series" in binary or "traced-new" in binary or "/p15/" in binary:
         return "series (10.2.2)"
     return "other"
 

@@ -41,7 +41,7 @@ def fio_json(ios=1000, iops=100.0, mean_ns=2000.0, p50=1500, p99=9000):
 
 
 class Price(unittest.TestCase):
-    """price.py: the prices of patch 16's trace event per run"""
+    """price.py: the prices of the measured-price patch's trace event"""
 
     def test_prices_and_share(self):
         with tempfile.TemporaryDirectory() as d:
@@ -591,20 +591,19 @@ class MultiDisk(unittest.TestCase):
                 self.assertEqual(f.read(), "j --rw=read --ioengine=libaio\n")
 
     def test_trace_events(self):
+        def cmdline(d, **kw):
+            a = self.args(bios_dir="/bios", kernel="/k", initrd="/i", **kw)
+            return run.GuestBoot(a, run.Variant("w3=/b/series:poll-weight=3"),
+                                 [{"name": "j", "args": ["--rw=read"]}],
+                                 d, "/tmp", "guest8").cmdline()
+
         with tempfile.TemporaryDirectory() as d:
-            a = self.args(trace_events="poll_wakeup_price", bios_dir="/bios",
-                          kernel="/k", initrd="/i")
-            v = run.Variant("w3=/b/series:poll-weight=3")
-            cmd = run.GuestBoot(a, v, [{"name": "j", "args": ["--rw=read"]}],
-                                d, "/tmp", "guest8").cmdline()
-            i = cmd.index("-trace")
-            self.assertEqual(cmd[i + 1], "enable=poll_wakeup_price,file=" +
+            cmd = cmdline(d, trace_events="poll_wakeup_price")
+            self.assertEqual(cmd[cmd.index("-trace") + 1],
+                             "enable=poll_wakeup_price,file=" +
                              os.path.join(d, "trace.log"))
             self.assertEqual(cmd.count("-trace"), 1)
-            a = self.args(bios_dir="/bios", kernel="/k", initrd="/i")
-            cmd = run.GuestBoot(a, v, [{"name": "j", "args": ["--rw=read"]}],
-                                d, "/tmp", "guest8").cmdline()
-            self.assertNotIn("-trace", cmd)
+            self.assertNotIn("-trace", cmdline(d))
 
     def test_too_few_disks(self):
         with self.assertRaises(SystemExit):
@@ -795,6 +794,8 @@ class Hangs(unittest.TestCase):
         self.assertEqual(hangs.build_of("/w/work/10.2.2/series/build-all"),
                          "series (10.2.2)")
         self.assertEqual(hangs.build_of("/w/work/10.2.2/traced-new/b"),
+                         "series (10.2.2)")
+        self.assertEqual(hangs.build_of("/w/work/10.2.2/p15/build-all"),
                          "series (10.2.2)")
         self.assertEqual(hangs.build_of("/w/work/10.0.13/series/build-all"),
                          "10.0.13 (series)")
