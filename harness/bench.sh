@@ -95,8 +95,10 @@ Options:
                            harness/replay/iter_trace.py only; ./apw evidence)
   --trace-events PATTERN   QEMU's trace events PATTERN in each run's
                            trace.log, e.g. poll_wakeup_price (the price
-                           of a wakeup that the series measures); not
-                           with --iter-trace
+                           of a wakeup that the measured-price patch
+                           logs, results/bench-multidisk/long-p16-intel;
+                           harness/bench/price.py reads it); not with
+                           --iter-trace
   --sched-wakeups          with --iter-trace, also the kernel's sched_waking
                            events of the IOThreads (tracefs; root): when
                            the event that ended a slept wait came

@@ -1,5 +1,9 @@
 #!/usr/bin/env python3
-"""The price of a blocking wakeup that the series measures (patch 16).
+"""The price of a blocking wakeup that the measured-price patch logs.
+
+The patch (aio-posix: measure the price of a blocking wakeup) was tried as
+patch 16 and left out of the series; it is kept, with its results, in
+results/bench-multidisk/long-p16-intel/.
 
 usage: price.py BENCHDIR [--wakeup-cost CSV] [--out FILE]
 
@@ -11,7 +15,7 @@ from the compiled 8 us and settle) and their 10th and 90th percentiles.
 With --wakeup-cost, the waiter's share of a wakeup that
 harness/wakeup/wakeup_cost.c measured (io_uring: waiter CPU of a wait
 that slept less that of a wait that was ready, medians), which is what
-patch 16 estimates, and each median's ratio to it.
+the patch estimates, and each median's ratio to it.
 """
 import argparse
 import csv

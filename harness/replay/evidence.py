@@ -1114,9 +1114,9 @@ def calibrated(a):
     --policy-wakeup-latency), as a build calibrated to the host that
     recorded the traces would have them.  Writes DIR2/calibrated.md; with
     --policy-cpu or --policy-latency, the policy's constants set to those
-    instead (e.g. the price that patch 16 measured on the host, while the
-    replay prices a wakeup at the host's whole price), and writes
-    DIR2/calibrated-CPU-LATENCY.md"""
+    instead (e.g. the price that the measured-price patch, tried as patch
+    16, measured on the host, while the replay prices a wakeup at the
+    host's whole price), and writes DIR2/calibrated-CPU-LATENCY.md"""
     if a.policy_cpu is None and a.policy_latency is None:
         counterfactual(a, ["--policy-wakeup-cpu", str(a.wakeup_cpu),
                            "--policy-wakeup-latency", str(a.wakeup_latency)],
