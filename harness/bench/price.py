@@ -24,6 +24,10 @@ import os
 import statistics
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "replay"))
+from complete import percentile  # noqa: E402  (iteration traces' quantile)
+
 SKIP = 10
 
 
@@ -44,16 +48,12 @@ def prices(path):
     return by
 
 
-def quantile(v, q):
-    """the q-quantile of the sorted list @v, the lower one"""
-    return v[min(len(v) - 1, int(len(v) * q))]
-
-
 def summary(ns):
     """(count, median, p10, p90) of @ns after its first SKIP, or of all
     of them if there are no more"""
-    v = sorted(ns[SKIP:] or ns)
-    return len(ns), statistics.median(v), quantile(v, 0.1), quantile(v, 0.9)
+    v = ns[SKIP:] or ns
+    return (len(ns), statistics.median(v), percentile(v, 0.1),
+            percentile(v, 0.9))
 
 
 def waiter_share(path, backend="io_uring"):

@@ -392,10 +392,11 @@ def parse_json_text(text):
     return json.JSONDecoder().raw_decode(text[i:])[0]
 
 
-def iter_trace_args(a, rundir, opt):
-    """--iter-trace: the trace events of harness/replay/iter_trace.py, in
-    rundir/iter-trace.log (a build with that instrument is needed);
-    --trace-events PATTERN: QEMU's trace events PATTERN in rundir/trace.log
+def trace_args(a, rundir, opt):
+    """QEMU's trace options (@opt: -trace or --trace): for --iter-trace,
+    the trace events of harness/replay/iter_trace.py in
+    rundir/iter-trace.log (a build with that instrument is needed); for
+    --trace-events PATTERN, QEMU's trace events PATTERN in rundir/trace.log
     (one trace file per QEMU, so not both)."""
     if a.iter_trace:
         return [opt, "enable=aio_poll_*,file=" +
@@ -659,7 +660,7 @@ class GuestBoot:
             "-chardev", "stdio,id=ser0,signal=off", "-serial", "chardev:ser0",
             "-qmp", "unix:%s,server=on,wait=off" % self.qmp_path,
             "-fw_cfg", "name=opt/apw/jobs,file=" + jobfile,
-        ] + self.disk_args() + iter_trace_args(a, self.rundir, "-trace")
+        ] + self.disk_args() + trace_args(a, self.rundir, "-trace")
 
     def disk_args(self):
         files, nio = guest_disk_args(self.a, self.venue)
@@ -884,7 +885,7 @@ class NbdDaemon:
             "--export", "type=nbd,id=e0,node-name=d0,name=d0,writable=on,"
                         "iothread=io1",
             "--pidfile", self.pidfile,
-        ] + iter_trace_args(a, self.rundir, "--trace")
+        ] + trace_args(a, self.rundir, "--trace")
         with open(os.path.join(self.rundir, "cmdline.txt"), "w") as f:
             f.write(" ".join(shlex.quote(c) for c in cmd) + "\n")
         self.err = open(os.path.join(self.rundir, "qsd.log"), "w")
