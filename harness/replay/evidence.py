@@ -1117,22 +1117,17 @@ def calibrated(a):
     instead (e.g. the price that the measured-price patch, tried as patch
     16, measured on the host, while the replay prices a wakeup at the
     host's whole price), and writes DIR2/calibrated-CPU-LATENCY.md"""
-    if a.policy_cpu is None and a.policy_latency is None:
-        counterfactual(a, ["--policy-wakeup-cpu", str(a.wakeup_cpu),
-                           "--policy-wakeup-latency", str(a.wakeup_latency)],
-                       "calibrated",
-                       "its wakeup constants (AIO_POLL_WAKEUP_NS, "
-                       "AIO_POLL_WAKEUP_LATENCY_NS: 8000 and 10000 ns) set "
-                       "to the price below")
-        return
     cpu = a.wakeup_cpu if a.policy_cpu is None else a.policy_cpu
     lat = a.wakeup_latency if a.policy_latency is None else a.policy_latency
+    at_price = a.policy_cpu is None and a.policy_latency is None
     counterfactual(a, ["--policy-wakeup-cpu", str(cpu),
                        "--policy-wakeup-latency", str(lat)],
-                   "calibrated-%d-%d" % (cpu, lat),
+                   "calibrated" if at_price
+                   else "calibrated-%d-%d" % (cpu, lat),
                    "its wakeup constants (AIO_POLL_WAKEUP_NS, "
                    "AIO_POLL_WAKEUP_LATENCY_NS: 8000 and 10000 ns) set to "
-                   "%d and %d ns" % (cpu, lat))
+                   + ("the price below" if at_price
+                      else "%d and %d ns" % (cpu, lat)))
 
 
 def context(a):

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+import unittest.mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -907,6 +908,42 @@ class BanditWays(unittest.TestCase):
         self.assertEqual(self.option(ways[0][1], "--policy-wakeup-cpu"),
                          "8000")
         self.assertNotIn("--bandit-hybrid", ways[0][1])
+
+
+class Calibrated(unittest.TestCase):
+    """calibrated: the policy's constants at the replay's price, or at
+    --policy-cpu/--policy-latency, in a file named after them"""
+
+    def run_calibrated(self, cpu=None, lat=None):
+        a = argparse.Namespace(wakeup_cpu=2146, wakeup_latency=4057,
+                               policy_cpu=cpu, policy_latency=lat)
+        calls = []
+        with unittest.mock.patch.object(
+                evidence, "counterfactual",
+                lambda a, extra, name, what: calls.append((extra, name))):
+            evidence.calibrated(a)
+        self.assertEqual(len(calls), 1)
+        return calls[0]
+
+    def test_at_the_price(self):
+        self.assertEqual(self.run_calibrated(),
+                         (["--policy-wakeup-cpu", "2146",
+                           "--policy-wakeup-latency", "4057"], "calibrated"))
+
+    def test_policy_apart(self):
+        self.assertEqual(self.run_calibrated(1458, 10000),
+                         (["--policy-wakeup-cpu", "1458",
+                           "--policy-wakeup-latency", "10000"],
+                          "calibrated-1458-10000"))
+        # the one not given stays the replay's
+        self.assertEqual(self.run_calibrated(cpu=1458),
+                         (["--policy-wakeup-cpu", "1458",
+                           "--policy-wakeup-latency", "4057"],
+                          "calibrated-1458-4057"))
+        self.assertEqual(self.run_calibrated(lat=10000),
+                         (["--policy-wakeup-cpu", "2146",
+                           "--policy-wakeup-latency", "10000"],
+                          "calibrated-2146-10000"))
 
 
 class OnlyTraces(unittest.TestCase):
