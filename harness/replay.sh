@@ -132,6 +132,14 @@ cmd_replay() {
     priced_case "$out" priced-waitran 2000 2000 ',new-w3,'
     # ... --timeout0-rule: the waits whose timeout was 0 left out too
     priced_case "$out" priced-timeout0 2000 2000 ',new-w3,' --timeout0-rule
+    # ... --cut-rule: the waits whose polling ended early without progress
+    # left out; --pending-rule: every wait that neither slept nor ended by
+    # polling left out
+    priced_case "$out" priced-pending 2000 2000 ',new-w3,' --weights 3
+    priced_case "$out" priced-pending@cut 2000 2000 ',new-w3,' --weights 3 \
+        --cut-rule
+    priced_case "$out" priced-pending@pending 2000 2000 ',new-w3,' \
+        --weights 3 --pending-rule
     # ... --clairvoyant: the best fixed time per class of waits, where the
     # previous wait tells what the next will be and no one time pays
     priced_case "$out" priced-context 10000 2000 \

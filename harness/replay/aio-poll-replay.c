@@ -396,6 +396,39 @@ static bool stalls = true;
 static bool timeout0_rule;
 
 /*
+ * --cut-rule: the policy of patches 9-15 also leaves out of its histogram
+ * the waits whose polling ended before its time without progress: the fd
+ * monitor's need_wait() became true, or polling caught only aio_notify()
+ * (the AioContext's notifier, which run_poll_handlers_once() does not count
+ * as progress: it sets the timeout to 0, and the wait then only checks
+ * for events, or skips the fd wait).  aio_poll() can tell such a wait at
+ * no cost.  In a complete trace recorded under the series, its event was
+ * there when the fd wait began (woken 0, not caught) and the recorded
+ * polling ended before both the policy's time and the cap: it was cut at
+ * polled_ns, and a replayed policy that polls longer is cut there too.
+ * Not a patch.
+ *
+ * --pending-rule: every wait that neither slept nor ended by polling
+ * (woken 0, not caught) is left out: its event needed no wakeup, whatever
+ * the polling time, as the replay prices it.  aio_poll() cannot tell all
+ * of them; a bound on what counting fewer waits could do.
+ */
+static bool cut_rule;
+
+static bool pending_rule;
+
+/* Whether the policy leaves out @it, polling for @poll_ns, by either rule */
+static bool iter_cut(const Iter *it, int64_t poll_ns)
+{
+    if (pending_rule) {
+        return it->pending;
+    }
+    return it->pending && it->end == END_POLLED &&
+           it->polled < it->set && (it->cap < 0 || it->polled < it->cap) &&
+           poll_ns > it->polled;
+}
+
+/*
  * An event that the recorded run slept for arrives after the replay's end
  * of the recorded polling time (recorded_poll() + the price's entry_ns),
  * not only after the recorded run's own polling (polled, its wall clock):
@@ -1675,7 +1708,9 @@ static Priced replay_priced(const Trace *tr, const Params *p,
         sim_adjust(&s, it->fired | (fd_polled && it->end == END_FD),
                    block_ns, slept, it->need_wait ||
                    (timeout0_rule && it->cap == 0 &&
-                    pol->kind == POLICY_NEW), i);
+                    pol->kind == POLICY_NEW) ||
+                   (cut_rule && pol->kind == POLICY_NEW &&
+                    iter_cut(it, poll_ns)), i);
     }
     sim_cleanup(&s);
     return r;
@@ -2770,6 +2805,14 @@ static void usage(FILE *f)
 "                   as the replay did until 2026-12-02\n"
 "  --timeout0-rule   the policy of patches 9-13 also leaves out the waits\n"
 "                   whose timeout was 0 (cap_ns 0), as patch 15 does\n"
+"  --cut-rule       the policy of patches 9-15 also leaves out the waits\n"
+"                   whose polling ended before its time without progress\n"
+"                   (need_wait(), or aio_notify() caught): the recorded\n"
+"                   event was there when the fd wait began and the\n"
+"                   recorded polling ended before its time and its cap\n"
+"                   (an experiment, not a patch)\n"
+"  --pending-rule   ... every wait whose recorded event was there when\n"
+"                   the fd wait began (a bound, not a patch)\n"
 "  --context-rule K the policy of patches 9-13 with K histograms, for the\n"
 "                   waits 0, 1, ..., K - 1 or more waits after the last\n"
 "                   one longer than a wakeup's CPU, as a next patch\n"
@@ -2885,6 +2928,8 @@ int main(int argc, char **argv)
         { "no-references", no_argument, NULL, 'R' },
         { "no-stalls", no_argument, NULL, 'S' },
         { "timeout0-rule", no_argument, NULL, 'T' },
+        { "cut-rule", no_argument, NULL, 'u' },
+        { "pending-rule", no_argument, NULL, 'e' },
         { "no-after-recorded", no_argument, NULL, 'A' },
         { "no-arrivals", no_argument, NULL, 'N' },
         { "clairvoyant", no_argument, NULL, 'K' },
@@ -2979,6 +3024,12 @@ int main(int argc, char **argv)
             break;
         case 'T':
             timeout0_rule = true;
+            break;
+        case 'u':
+            cut_rule = true;
+            break;
+        case 'e':
+            cut_rule = pending_rule = true;
             break;
         case 'A':
             after_recorded = false;

@@ -74,8 +74,8 @@
       --traces) or all at one.  Writes FILE (markdown) and FILE with .csv
       for .md.
 
-  validate, sensitivity, timeout0, calibrated, arrivals, bounds,
-  context, constants and bandit pass each --replay-arg on to every
+  validate, sensitivity, timeout0, calibrated, pending, arrivals,
+  bounds, context, constants and bandit pass each --replay-arg on to every
   replay (e.g. --replay-arg=--no-after-recorded: the replay before
   2026-12-04).
 
@@ -113,6 +113,18 @@
       as a build calibrated to the host that recorded the traces would
       have them (aio-poll-replay --policy-wakeup-cpu and
       --policy-wakeup-latency; not a patch).  Writes DIR2/calibrated.md.
+
+  evidence.py pending --traces DIR --replay TOOL --out DIR2
+              [--cut] [--calibrate] [--wakeup-cpu NS --wakeup-latency NS]
+      As timeout0, for --pending-rule (patches 1-15's policy leaving out
+      the waits that neither slept nor ended by polling: their event was
+      there when the fd wait began, so no polling time changes their cost;
+      not a patch, and aio_poll() cannot tell them all), or with --cut for
+      --cut-rule (only those whose polling ended early without progress:
+      need_wait(), or aio_notify() caught; aio_poll() can tell them);
+      with --calibrate, before and after with the policy's wakeup
+      constants set to the price.  Writes DIR2/pending.md (pending-cut.md,
+      pending-cpu.md, pending-cut-cpu.md).
 
   evidence.py bounds --traces DIR --replay TOOL --out DIR2
               [--wakeup-cpu NS --wakeup-latency NS]
@@ -1064,18 +1076,19 @@ def replay_ways(a, measured, traces, ways):
     return entry, by, groups
 
 
-def counterfactual(a, extra, name, what):
+def counterfactual(a, extra, name, what, base=()):
     """the priced replay of every trace without and with the replay options
-    @extra (a change to patches 1-13's policy that is not a patch): per
-    venue, workload and kind of trace, how many traces it changes and the
-    largest ratio of patches 1-13's CPU to the best fixed polling time's,
-    the optimum's and 10.2.2's, and of its added latency to 10.2.2's,
-    before and after.  Writes DIR2/@name.md, @what saying what @extra
-    does"""
+    @extra (a change to patches 1-13's policy that is not a patch), both
+    with the options @base: per venue, workload and kind of trace, how
+    many traces it changes and the largest ratio of patches 1-13's CPU to
+    the best fixed polling time's, the optimum's and 10.2.2's, and of its
+    added latency to 10.2.2's, before and after.  Writes DIR2/@name.md,
+    @what saying what @extra does (and @base, if any), and DIR2/@name.csv,
+    the same ratios per trace (counterfactual_rows())"""
     measured = policy_runs(a.traces)
     entry, by, groups = replay_ways(a, measured,
                                     [r["trace"] for r in measured],
-                                    [[], extra])
+                                    [list(base), list(base) + list(extra)])
     ratios = NEW_RATIOS
     out = os.path.join(a.out, name + ".md")
     with open(out, "w") as f:
@@ -1098,6 +1111,35 @@ def counterfactual(a, extra, name, what):
             f.write("| %s | %s | %s (%d) | %d | %s |\n"
                     % (venue, wl, kind, len(ts), changed, " | ".join(cells)))
     print("evidence.py: wrote %s" % out)
+    out = os.path.join(a.out, name + ".csv")
+    with open(out, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(COUNTERFACTUAL_COLUMNS)
+        w.writerows(counterfactual_rows(by, groups))
+    print("evidence.py: wrote %s" % out)
+
+
+# counterfactual()'s CSV: NEW_RATIOS' ratios, each before and after
+COUNTERFACTUAL_COLUMNS = ["trace", "venue", "workload", "kind", "changed"] + \
+    ["%s_%s" % (x, way) for x in ("x_best_fixed", "x_optimum",
+                                  "cpu_x_unpatched", "latency_x_unpatched")
+     for way in ("before", "after")]
+
+
+def counterfactual_rows(by, groups):
+    """counterfactual()'s CSV: a row per trace, in its table's order, with
+    whether the options changed its CPU and each ratio of NEW_RATIOS
+    before and after"""
+    rows = []
+    for (venue, wl, kind), ts in sorted(groups.items()):
+        for t in sorted(ts):
+            row = [t, venue, wl, kind,
+                   int(by[0][t]["new-w3"]["cpu_ns"] !=
+                       by[1][t]["new-w3"]["cpu_ns"])]
+            for _, ref, col in NEW_RATIOS:
+                row += ["%.4f" % new_ratio(b[t], ref, col) for b in by]
+            rows.append(row)
+    return rows
 
 
 def timeout0(a):
@@ -1128,6 +1170,35 @@ def calibrated(a):
                    "AIO_POLL_WAKEUP_LATENCY_NS: 8000 and 10000 ns) set to "
                    + ("the price below" if at_price
                       else "%d and %d ns" % (cpu, lat)))
+
+
+def pending(a):
+    """counterfactual(): --pending-rule (patches 1-15's policy leaving out
+    the waits that neither slept nor ended by polling: their event was
+    there when the fd wait began), or with @a.cut --cut-rule (only those
+    whose polling ended early without progress, which aio_poll() can
+    tell);
+    with @a.calibrate, both ways with the policy's wakeup constants set to
+    the price.  Writes DIR2/pending.md, pending-cut.md, pending-cpu.md or
+    pending-cut-cpu.md"""
+    base = []
+    name = "pending-cut" if a.cut else "pending"
+    what = ("--cut-rule (the waits whose polling ended early without "
+            "progress, need_wait() or aio_notify() caught, their event "
+            "there when the fd wait began, left out of its histogram)"
+            if a.cut else
+            "--pending-rule (the waits that neither slept nor ended by "
+            "polling, their event there when the fd wait began, left out "
+            "of its histogram)")
+    if a.calibrate:
+        base = ["--policy-wakeup-cpu", str(a.wakeup_cpu),
+                "--policy-wakeup-latency", str(a.wakeup_latency)]
+        name += "-cpu"
+        what += (", both ways with its wakeup constants "
+                 "(AIO_POLL_WAKEUP_NS, AIO_POLL_WAKEUP_LATENCY_NS: 8000 "
+                 "and 10000 ns) set to the price below")
+    counterfactual(a, ["--cut-rule" if a.cut else "--pending-rule"], name,
+                   what, base)
 
 
 def context(a):
@@ -1748,6 +1819,12 @@ def main():
     d.add_argument("--rule-max", type=int, default=None,
                    help="the longest time the rule plays (default: its "
                    "price); adds -maxNS to the file's name")
+    n = sub.add_parser("pending")
+    n.add_argument("--cut", action="store_true",
+                   help="--cut-rule, not --pending-rule")
+    n.add_argument("--calibrate", action="store_true",
+                   help="both ways with the policy's wakeup constants set "
+                   "to --wakeup-cpu and --wakeup-latency")
     x = sub.add_parser("context")
     x.add_argument("--classes", type=int, default=16)
     x.add_argument("--calibrate", action="store_true",
@@ -1755,7 +1832,7 @@ def main():
                    "--wakeup-cpu")
     x.add_argument("--sees-arrivals", action="store_true",
                    help="the policy told when each slept wait's event came")
-    for p in (v, e, t, k, w, b, x, g, d):  # all replay the traces at a price
+    for p in (v, e, t, k, n, w, b, x, g, d):  # replay the traces at a price
         p.add_argument("--traces", required=True)
         p.add_argument("--replay", required=True)
         p.add_argument("--out", required=True)
@@ -1764,7 +1841,7 @@ def main():
         p.add_argument("--replay-arg", action="append", default=[],
                        help="an option for every replay (e.g. "
                        "--replay-arg=--no-after-recorded)")
-    for p in (t, k, w, b, x, g, d):
+    for p in (t, k, n, w, b, x, g, d):
         p.add_argument("--only", metavar="REGEX",
                        help="replay only the traces whose name matches; "
                        "the cost of entering poll mode is still the "
@@ -1814,6 +1891,9 @@ def main():
         return 0
     if a.cmd == "calibrated":
         calibrated(a)
+        return 0
+    if a.cmd == "pending":
+        pending(a)
         return 0
     if a.cmd == "arrivals":
         arrivals(a)

@@ -946,6 +946,66 @@ class Calibrated(unittest.TestCase):
                           "calibrated-2146-10000"))
 
 
+class Pending(unittest.TestCase):
+    """pending: --pending-rule or --cut-rule, both ways with the price's
+    constants with --calibrate, in a file named after them"""
+
+    def run_pending(self, cut, calibrate):
+        a = argparse.Namespace(wakeup_cpu=1862, wakeup_latency=3706,
+                               cut=cut, calibrate=calibrate)
+        calls = []
+        with unittest.mock.patch.object(
+                evidence, "counterfactual",
+                lambda a, extra, name, what, base=():
+                calls.append((extra, name, list(base)))):
+            evidence.pending(a)
+        self.assertEqual(len(calls), 1)
+        return calls[0]
+
+    def test_rules(self):
+        self.assertEqual(self.run_pending(False, False),
+                         (["--pending-rule"], "pending", []))
+        self.assertEqual(self.run_pending(True, False),
+                         (["--cut-rule"], "pending-cut", []))
+
+    def test_calibrated(self):
+        # the constants in both ways, not only after
+        price = ["--policy-wakeup-cpu", "1862",
+                 "--policy-wakeup-latency", "3706"]
+        self.assertEqual(self.run_pending(False, True),
+                         (["--pending-rule"], "pending-cpu", price))
+        self.assertEqual(self.run_pending(True, True),
+                         (["--cut-rule"], "pending-cut-cpu", price))
+
+
+class CounterfactualRows(unittest.TestCase):
+    """counterfactual()'s CSV: each trace's ratios before and after"""
+
+    @staticmethod
+    def rows(new_cpu, lat=100):
+        return {"new-w3": {"cpu_ns": new_cpu, "added_latency_ns": lat},
+                "best-fixed": {"cpu_ns": 100},
+                "optimum": {"cpu_ns": 50},
+                "unpatched": {"cpu_ns": 400, "added_latency_ns": 50}}
+
+    def test_rows(self):
+        by = [{"b.gz": self.rows(200), "a.gz": self.rows(100)},
+              {"b.gz": self.rows(150), "a.gz": self.rows(100)}]
+        groups = {("nbd", "qd8", "own"): ["b.gz"],
+                  ("guest", "qd1", "floor"): ["b.gz", "a.gz"]}
+        got = evidence.counterfactual_rows(by, groups)
+        self.assertEqual(len(evidence.COUNTERFACTUAL_COLUMNS), len(got[0]))
+        # the groups in order, each's traces in order
+        self.assertEqual([r[:5] for r in got],
+                         [["a.gz", "guest", "qd1", "floor", 0],
+                          ["b.gz", "guest", "qd1", "floor", 1],
+                          ["b.gz", "nbd", "qd8", "own", 1]])
+        # best fixed, optimum, 10.2.2's CPU, 10.2.2's latency
+        self.assertEqual(got[1][5:],
+                         ["2.0000", "1.5000", "4.0000", "3.0000",
+                          "0.5000", "0.3750", "2.0000", "2.0000"])
+
+
 class OnlyTraces(unittest.TestCase):
     """--only: the traces replayed, matched anywhere in the name"""
 
