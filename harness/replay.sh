@@ -140,6 +140,13 @@ cmd_replay() {
         --cut-rule
     priced_case "$out" priced-pending@pending 2000 2000 ',new-w3,' \
         --weights 3 --pending-rule
+    # ... --idle-rule: the waits in which nothing ran while no timer was
+    # due left out, and with --notifier those that the notifier alone ended
+    priced_case "$out" priced-idle 2000 2000 ',new-w3,' --weights 3
+    priced_case "$out" priced-idle@idle 2000 2000 ',new-w3,' --weights 3 \
+        --idle-rule
+    priced_case "$out" priced-idle@notifier 2000 2000 ',new-w3,' \
+        --weights 3 --idle-rule --notifier 1
     # ... --clairvoyant: the best fixed time per class of waits, where the
     # previous wait tells what the next will be and no one time pays
     priced_case "$out" priced-context 10000 2000 \

@@ -115,16 +115,20 @@
       --policy-wakeup-latency; not a patch).  Writes DIR2/calibrated.md.
 
   evidence.py pending --traces DIR --replay TOOL --out DIR2
-              [--cut] [--calibrate] [--wakeup-cpu NS --wakeup-latency NS]
+              [--cut | --idle [--notifier H]] [--calibrate]
+              [--wakeup-cpu NS --wakeup-latency NS]
       As timeout0, for --pending-rule (patches 1-15's policy leaving out
       the waits that neither slept nor ended by polling: their event was
       there when the fd wait began, so no polling time changes their cost;
       not a patch, and aio_poll() cannot tell them all), or with --cut for
       --cut-rule (only those whose polling ended early without progress:
-      need_wait(), or aio_notify() caught; aio_poll() can tell them);
-      with --calibrate, before and after with the policy's wakeup
-      constants set to the price.  Writes DIR2/pending.md (pending-cut.md,
-      pending-cpu.md, pending-cut-cpu.md).
+      need_wait(), or aio_notify() caught; aio_poll() can tell them), or
+      with --idle for --idle-rule (the waits in which nothing ran while no
+      timer was due; --notifier H: handler H of the traces --only picks
+      is the AioContext's notifier); with --calibrate, before and after
+      with the policy's wakeup constants set to the price.  Writes
+      DIR2/pending.md (pending-cut.md, pending-idle.md,
+      pending-idle-notifierH.md; -cpu before .md with --calibrate).
 
   evidence.py bounds --traces DIR --replay TOOL --out DIR2
               [--wakeup-cpu NS --wakeup-latency NS]
@@ -1177,19 +1181,37 @@ def pending(a):
     the waits that neither slept nor ended by polling: their event was
     there when the fd wait began), or with @a.cut --cut-rule (only those
     whose polling ended early without progress, which aio_poll() can
-    tell);
+    tell), or with @a.idle --idle-rule (the waits in which nothing ran
+    while no timer was due; with @a.notifier, that handler is the
+    AioContext's notifier, whose aio_notify() runs nothing);
     with @a.calibrate, both ways with the policy's wakeup constants set to
-    the price.  Writes DIR2/pending.md, pending-cut.md, pending-cpu.md or
-    pending-cut-cpu.md"""
+    the price.  Writes DIR2/pending.md, pending-cut.md, pending-idle.md
+    or pending-idle-notifierH.md, with -cpu before .md with @a.calibrate"""
     base = []
-    name = "pending-cut" if a.cut else "pending"
-    what = ("--cut-rule (the waits whose polling ended early without "
-            "progress, need_wait() or aio_notify() caught, their event "
-            "there when the fd wait began, left out of its histogram)"
-            if a.cut else
-            "--pending-rule (the waits that neither slept nor ended by "
-            "polling, their event there when the fd wait began, left out "
-            "of its histogram)")
+    if a.idle:
+        rule = ["--idle-rule"]
+        name = "pending-idle"
+        what = ("--idle-rule (the waits in which nothing ran, no handler "
+                "and no bottom half, while no timer was due, left out of "
+                "its histogram")
+        if a.notifier is not None:
+            rule += ["--notifier", str(a.notifier)]
+            name += "-notifier%d" % a.notifier
+            what += "; handler %d taken for the AioContext's notifier" \
+                % a.notifier
+        what += ")"
+    elif a.cut:
+        rule = ["--cut-rule"]
+        name = "pending-cut"
+        what = ("--cut-rule (the waits whose polling ended early without "
+                "progress, need_wait() or aio_notify() caught, their event "
+                "there when the fd wait began, left out of its histogram)")
+    else:
+        rule = ["--pending-rule"]
+        name = "pending"
+        what = ("--pending-rule (the waits that neither slept nor ended by "
+                "polling, their event there when the fd wait began, left "
+                "out of its histogram)")
     if a.calibrate:
         base = ["--policy-wakeup-cpu", str(a.wakeup_cpu),
                 "--policy-wakeup-latency", str(a.wakeup_latency)]
@@ -1197,8 +1219,7 @@ def pending(a):
         what += (", both ways with its wakeup constants "
                  "(AIO_POLL_WAKEUP_NS, AIO_POLL_WAKEUP_LATENCY_NS: 8000 "
                  "and 10000 ns) set to the price below")
-    counterfactual(a, ["--cut-rule" if a.cut else "--pending-rule"], name,
-                   what, base)
+    counterfactual(a, rule, name, what, base)
 
 
 def context(a):
@@ -1822,6 +1843,11 @@ def main():
     n = sub.add_parser("pending")
     n.add_argument("--cut", action="store_true",
                    help="--cut-rule, not --pending-rule")
+    n.add_argument("--idle", action="store_true",
+                   help="--idle-rule, not --pending-rule")
+    n.add_argument("--notifier", type=int, default=None, metavar="H",
+                   help="with --idle, handler H of the traces is the "
+                   "AioContext's notifier (use with --only)")
     n.add_argument("--calibrate", action="store_true",
                    help="both ways with the policy's wakeup constants set "
                    "to --wakeup-cpu and --wakeup-latency")

@@ -950,9 +950,10 @@ class Pending(unittest.TestCase):
     """pending: --pending-rule or --cut-rule, both ways with the price's
     constants with --calibrate, in a file named after them"""
 
-    def run_pending(self, cut, calibrate):
+    def run_pending(self, cut, calibrate, idle=False, notifier=None):
         a = argparse.Namespace(wakeup_cpu=1862, wakeup_latency=3706,
-                               cut=cut, calibrate=calibrate)
+                               cut=cut, calibrate=calibrate, idle=idle,
+                               notifier=notifier)
         calls = []
         with unittest.mock.patch.object(
                 evidence, "counterfactual",
@@ -967,6 +968,16 @@ class Pending(unittest.TestCase):
                          (["--pending-rule"], "pending", []))
         self.assertEqual(self.run_pending(True, False),
                          (["--cut-rule"], "pending-cut", []))
+
+    def test_idle(self):
+        self.assertEqual(self.run_pending(False, False, idle=True),
+                         (["--idle-rule"], "pending-idle", []))
+        self.assertEqual(self.run_pending(False, True, idle=True,
+                                          notifier=0),
+                         (["--idle-rule", "--notifier", "0"],
+                          "pending-idle-notifier0-cpu",
+                          ["--policy-wakeup-cpu", "1862",
+                           "--policy-wakeup-latency", "3706"]))
 
     def test_calibrated(self):
         # the constants in both ways, not only after
