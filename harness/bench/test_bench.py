@@ -22,6 +22,7 @@ import bases  # noqa: E402
 import compare_runs  # noqa: E402
 import guest  # noqa: E402
 import hangs  # noqa: E402
+import pair  # noqa: E402
 import price  # noqa: E402
 import report  # noqa: E402
 import run  # noqa: E402
@@ -38,6 +39,36 @@ def fio_json(ios=1000, iops=100.0, mean_ns=2000.0, p50=1500, p99=9000):
                  "lat_ns": {"mean": mean_ns, "percentile": {
                      "50.000000": p50, "99.000000": p99}}},
         "write": empty, "trim": empty}]}
+
+
+class Pair(unittest.TestCase):
+    """pair.py: two variants of one run, round by round, every metric"""
+
+    @staticmethod
+    def row(cpu, vcsw, iops, lat):
+        return {stats.IO_CPU: cpu, "iothread_vcsw_per_kio": vcsw,
+                "iops": iops, "lat_mean_us": lat}
+
+    def test_pair(self):
+        rows = {("g", "sat", "w3"): {1: self.row(8, 2, 100, 50),
+                                     2: self.row(18, 2, 100, 50),
+                                     3: self.row(5, 2, 100, 50)},
+                ("g", "sat", "p15"): {1: self.row(4, 2, 100, 100),
+                                      2: self.row(9, 2, 200, 100)},
+                ("g", "rate", "w3"): {1: self.row(1, 1, 1, 1)},
+                ("n", "sat", "p15"): {1: self.row(1, 1, 1, 1)}}
+        got = pair.pair(rows, "w3", "p15")
+        # only where both ran, and only the rounds both ran
+        self.assertEqual([(v, w) for v, w, _ in got], [("g", "sat")])
+        cells = dict(got[0][2])
+        self.assertEqual(list(cells), [l for _, l in pair.METRICS])
+        cpu = cells["IOThread CPU per I/O"]
+        self.assertEqual((cpu[0], cpu[3]), (2.0, 2))     # 8/4 and 18/9
+        self.assertAlmostEqual(cells["IOPS"][0], math.sqrt(0.5))
+        self.assertEqual(cells["mean latency"][0], 0.5)
+        text = pair.table(got, "w3", "p15")
+        self.assertIn("w3 over p15", text)
+        self.assertIn("| g, sat | 2.00 [2.00, 2.00] (2) |", text)
 
 
 class Price(unittest.TestCase):
