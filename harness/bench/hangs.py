@@ -35,12 +35,13 @@ def build_of(binary):
     """The build a samples.csv row's binary path names"""
     if "upstream" in binary:
         return "upstream 11.1.3"
+    # p15: a copy of the series tree at patch 15 (long-p16-intel,
+    # long-p16idle-intel)
     if "/10.0.13/" in binary:
-        return "10.0.13 (" + ("series" if "series" in binary
-                              else "unpatched") + ")"
+        return "10.0.13 (" + ("series" if "series" in binary or
+                              "/p15/" in binary else "unpatched") + ")"
     if "/base/" in binary or "traced-unpatched" in binary:
         return "unpatched 10.2.2"
-    # p15: a copy of the series tree at patch 15 (long-p16-intel)
     if "series" in binary or "traced-new" in binary or "/p15/" in binary:
         return "series (10.2.2)"
     return "other"

@@ -830,6 +830,8 @@ class Hangs(unittest.TestCase):
                          "series (10.2.2)")
         self.assertEqual(hangs.build_of("/w/work/10.0.13/series/build-all"),
                          "10.0.13 (series)")
+        self.assertEqual(hangs.build_of("/w/work/10.0.13/p15/build-all"),
+                         "10.0.13 (series)")
         self.assertEqual(hangs.build_of("/w/work/10.0.13/base/build-all"),
                          "10.0.13 (unpatched)")
 
