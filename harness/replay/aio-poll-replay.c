@@ -172,6 +172,7 @@ typedef struct {
     /* complete traces: the stalls, see trace_stalls() */
     uint64_t stalls;
     int64_t stalled_ns;
+    int notifier;       /* complete traces: --notifier auto's finding, -1 */
 } Trace;
 
 typedef struct {
@@ -430,16 +431,56 @@ static bool pending_rule;
  * default, because the committed recordings ran patches 1-15.
  */
 static bool idle_rule;
-static int notifier_id = -1;
+static int notifier_id = -1;    /* -2: --notifier auto */
 
-static bool iter_idle(const Iter *it)
+/*
+ * --notifier auto: the handler that is the AioContext's notifier in @tr,
+ * or -1: the one that ends alone most of the waits that neither slept nor
+ * ended by polling, at least one in a hundred iterations, and ends more
+ * than ten times as many of them as it ends waits that slept (an
+ * aio_notify() made before the wait keeps it from sleeping; the other
+ * handlers' events mostly come in waits that sleep)
+ */
+static int trace_notifier(const Trace *tr)
 {
+    uint64_t lone[64] = { 0 }, slept[64] = { 0 };
+    int h, best = -1;
+    size_t i;
+
+    for (i = 0; i < tr->n; i++) {
+        const Iter *it = &tr->it[i];
+
+        for (h = 0; h < 64; h++) {
+            if (!(it->fired & (1ULL << h))) {
+                continue;
+            }
+            if (it->woken) {
+                slept[h]++;
+            } else if (it->pending && it->end == END_POLLED &&
+                       it->fired == 1ULL << h) {
+                lone[h]++;
+            }
+        }
+    }
+    for (h = 0; h < 64; h++) {
+        if (lone[h] * 100 >= tr->n && lone[h] > 10 * slept[h] &&
+            (best < 0 || lone[h] > lone[best])) {
+            best = h;
+        }
+    }
+    return best;
+}
+
+static bool iter_idle(const Trace *tr, const Iter *it)
+{
+    int notifier = notifier_id == -2 ? tr->notifier : notifier_id;
+
     if (it->cap >= 0) {
         return false;
     }
     return it->end == END_TIMER ||
-           (notifier_id >= 0 && it->end == END_POLLED &&
-            it->fired == 1ULL << notifier_id);
+           (notifier >= 0 && it->end == END_POLLED &&
+            it->fired == 1ULL << notifier);
 }
 
 /* Whether the policy leaves out @it, polling for @poll_ns, by either rule */
@@ -573,6 +614,7 @@ static Trace *trace_parse(FILE *f, const char *name)
         if (stalls) {
             trace_stalls(tr);
         }
+        tr->notifier = trace_notifier(tr);
         g_array_free(events, true);
         return tr;
     }
@@ -581,6 +623,7 @@ static Trace *trace_parse(FILE *f, const char *name)
         fail("%s: no events", name);
     }
     tr = trace_new(g_strdup(name), events);
+    tr->notifier = -1;
     g_array_free(events, true);
     return tr;
 }
@@ -1736,7 +1779,8 @@ static Priced replay_priced(const Trace *tr, const Params *p,
                     pol->kind == POLICY_NEW) ||
                    (cut_rule && pol->kind == POLICY_NEW &&
                     iter_cut(it, poll_ns)) ||
-                   (idle_rule && pol->kind == POLICY_NEW && iter_idle(it)),
+                   (idle_rule && pol->kind == POLICY_NEW &&
+                    iter_idle(tr, it)),
                    i);
     }
     sim_cleanup(&s);
@@ -2844,7 +2888,11 @@ static void usage(FILE *f)
 "                   in which nothing ran while no timer was due (end t\n"
 "                   with no cap), as patch 16 does\n"
 "  --notifier H     with --idle-rule, also the waits whose only ready\n"
-"                   handler is H, the AioContext's notifier\n"
+"                   handler is H, the AioContext's notifier; auto: in\n"
+"                   each trace the handler that ends alone most waits\n"
+"                   that neither slept nor ended by polling (at least\n"
+"                   1%% of the iterations, over 10 times the waits that\n"
+"                   it ends after sleeping), if any\n"
 "  --context-rule K the policy of patches 9-13 with K histograms, for the\n"
 "                   waits 0, 1, ..., K - 1 or more waits after the last\n"
 "                   one longer than a wakeup's CPU, as a next patch\n"
@@ -3069,7 +3117,8 @@ int main(int argc, char **argv)
             idle_rule = true;
             break;
         case 'n':
-            notifier_id = parse_num("--notifier", optarg);
+            notifier_id = !strcmp(optarg, "auto") ? -2 :
+                          parse_num("--notifier", optarg);
             if (notifier_id > 63) {
                 fail("--notifier must be a handler id, 0..63");
             }
