@@ -147,6 +147,9 @@ cmd_replay() {
         --idle-rule
     priced_case "$out" priced-idle@notifier 2000 2000 ',new-w3,' \
         --weights 3 --idle-rule --notifier 1
+    # ... and --notifier auto finds handler 1 there
+    priced_case "$out" priced-idle@auto 2000 2000 ',new-w3,' \
+        --weights 3 --idle-rule --notifier auto
     # ... --clairvoyant: the best fixed time per class of waits, where the
     # previous wait tells what the next will be and no one time pays
     priced_case "$out" priced-context 10000 2000 \
