@@ -28,7 +28,6 @@ usage: bases.py RUN_DIR... --bases 10.2.2,10.0.13 [--series w3]
 
 import argparse
 import statistics
-import sys
 from collections import defaultdict
 
 import stats
@@ -113,10 +112,7 @@ def main():
             out.append(f"| {venue}, {workload} | {label} | " +
                        " | ".join(cells) + " |")
     text = "\n".join(out) + "\n"
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text)
-    sys.stdout.write(text)
+    stats.emit(text, args.out)
 
 
 if __name__ == "__main__":

@@ -69,10 +69,7 @@ def main():
         sys.exit("pair.py: %s and %s never ran in the same round of %s"
                  % (a.a, a.b, a.run_dir))
     text = table(pairs, a.a, a.b)
-    if a.out:
-        with open(a.out, "w") as f:
-            f.write(text)
-    sys.stdout.write(text)
+    stats.emit(text, a.out)
     return 0
 
 

@@ -27,6 +27,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "replay"))
 from complete import percentile  # noqa: E402  (iteration traces' quantile)
+import stats  # noqa: E402
 
 SKIP = 10
 
@@ -90,10 +91,7 @@ def main():
         lines.append("\nwakeup_cost's waiter share (io_uring, medians): "
                      "%d ns" % share)
     text = "\n".join(lines) + "\n"
-    if a.out:
-        with open(a.out, "w") as f:
-            f.write(text)
-    sys.stdout.write(text)
+    stats.emit(text, a.out)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ import math
 import os
 import re
 import statistics
+import sys
 
 # two-sided 95% t quantiles by degrees of freedom
 T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447,
@@ -206,3 +207,11 @@ def floor_of(label, labels):
     if label == "series" or re.fullmatch(r"w\d+", label):
         return "series-floor" if "series-floor" in labels else "floor"
     return None
+
+
+def emit(text, path=None):
+    """Write a report's @text to @path, if given, and to standard output"""
+    if path:
+        with open(path, "w") as f:
+            f.write(text)
+    sys.stdout.write(text)

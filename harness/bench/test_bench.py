@@ -41,6 +41,23 @@ def fio_json(ios=1000, iops=100.0, mean_ns=2000.0, p50=1500, p99=9000):
         "write": empty, "trim": empty}]}
 
 
+class Emit(unittest.TestCase):
+    """stats.emit(): a report to its file, if any, and to standard output"""
+
+    def test_emit(self):
+        import contextlib
+        import io
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "r.md")
+            for out in (path, None):
+                buf = io.StringIO()
+                with contextlib.redirect_stdout(buf):
+                    stats.emit("| a |\n", out)
+                self.assertEqual(buf.getvalue(), "| a |\n")
+            with open(path) as f:
+                self.assertEqual(f.read(), "| a |\n")
+
+
 class Pair(unittest.TestCase):
     """pair.py: two variants of one run, round by round, every metric"""
 

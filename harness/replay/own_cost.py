@@ -138,10 +138,7 @@ def main():
     lines += ["", "Largest share: %s" % (
         "%.2f%%" % (100 * worst) if worst is not None else "-")]
     text = "\n".join(lines) + "\n"
-    if a.out:
-        with open(a.out, "w") as f:
-            f.write(text)
-    sys.stdout.write(text)
+    stats.emit(text, a.out)
     return 0
 
 
