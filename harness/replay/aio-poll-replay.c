@@ -172,7 +172,7 @@ typedef struct {
     /* complete traces: the stalls, see trace_stalls() */
     uint64_t stalls;
     int64_t stalled_ns;
-    int notifier;       /* complete traces: --notifier auto's finding, -1 */
+    int notifier;       /* the AioContext's notifier for --idle-rule, or -1 */
 } Trace;
 
 typedef struct {
@@ -431,7 +431,7 @@ static bool pending_rule;
  * default, because the committed recordings ran patches 1-15.
  */
 static bool idle_rule;
-static int notifier_id = -1;    /* -2: --notifier auto */
+static int notifier_id = -1;    /* --notifier: -1 none, -2 auto */
 
 /*
  * --notifier auto: the handler that is the AioContext's notifier in @tr,
@@ -471,27 +471,28 @@ static int trace_notifier(const Trace *tr)
     return best;
 }
 
-static bool iter_idle(const Trace *tr, const Iter *it)
+/*
+ * Whether the policy of the series (POLICY_NEW), polling for @poll_ns,
+ * leaves @it out of its histogram by one of the rules above that it is
+ * given (need_wait() aside, which every policy's replay honours)
+ */
+static bool new_leaves_out(const Trace *tr, const Iter *it, int64_t poll_ns)
 {
-    int notifier = notifier_id == -2 ? tr->notifier : notifier_id;
-
-    if (it->cap >= 0) {
-        return false;
+    if (timeout0_rule && it->cap == 0) {
+        return true;
     }
-    return it->end == END_TIMER ||
-           (notifier >= 0 && it->end == END_POLLED &&
-            it->fired == 1ULL << notifier);
-}
-
-/* Whether the policy leaves out @it, polling for @poll_ns, by either rule */
-static bool iter_cut(const Iter *it, int64_t poll_ns)
-{
-    if (pending_rule) {
-        return it->pending;
+    if (pending_rule && it->pending) {
+        return true;
     }
-    return it->pending && it->end == END_POLLED &&
-           it->polled < it->set && (it->cap < 0 || it->polled < it->cap) &&
-           poll_ns > it->polled;
+    if (cut_rule && it->pending && it->end == END_POLLED &&
+        it->polled < it->set && (it->cap < 0 || it->polled < it->cap) &&
+        poll_ns > it->polled) {
+        return true;
+    }
+    return idle_rule && it->cap < 0 &&
+           (it->end == END_TIMER ||
+            (tr->notifier >= 0 && it->end == END_POLLED &&
+             it->fired == 1ULL << tr->notifier));
 }
 
 /*
@@ -614,7 +615,7 @@ static Trace *trace_parse(FILE *f, const char *name)
         if (stalls) {
             trace_stalls(tr);
         }
-        tr->notifier = trace_notifier(tr);
+        tr->notifier = notifier_id == -2 ? trace_notifier(tr) : notifier_id;
         g_array_free(events, true);
         return tr;
     }
@@ -1775,13 +1776,8 @@ static Priced replay_priced(const Trace *tr, const Params *p,
         s.ended_fd = it->end == END_FD && !fd_polled;
         sim_adjust(&s, it->fired | (fd_polled && it->end == END_FD),
                    block_ns, slept, it->need_wait ||
-                   (timeout0_rule && it->cap == 0 &&
-                    pol->kind == POLICY_NEW) ||
-                   (cut_rule && pol->kind == POLICY_NEW &&
-                    iter_cut(it, poll_ns)) ||
-                   (idle_rule && pol->kind == POLICY_NEW &&
-                    iter_idle(tr, it)),
-                   i);
+                   (pol->kind == POLICY_NEW &&
+                    new_leaves_out(tr, it, poll_ns)), i);
     }
     sim_cleanup(&s);
     return r;
@@ -3111,7 +3107,7 @@ int main(int argc, char **argv)
             cut_rule = true;
             break;
         case 'e':
-            cut_rule = pending_rule = true;
+            pending_rule = true;
             break;
         case 'i':
             idle_rule = true;

@@ -1841,10 +1841,11 @@ def main():
                    help="the longest time the rule plays (default: its "
                    "price); adds -maxNS to the file's name")
     n = sub.add_parser("pending")
-    n.add_argument("--cut", action="store_true",
-                   help="--cut-rule, not --pending-rule")
-    n.add_argument("--idle", action="store_true",
-                   help="--idle-rule, not --pending-rule")
+    rule = n.add_mutually_exclusive_group()
+    rule.add_argument("--cut", action="store_true",
+                      help="--cut-rule, not --pending-rule")
+    rule.add_argument("--idle", action="store_true",
+                      help="--idle-rule, not --pending-rule")
     n.add_argument("--notifier", type=int, default=None, metavar="H",
                    help="with --idle, handler H of the traces is the "
                    "AioContext's notifier (use with --only)")
@@ -1919,6 +1920,8 @@ def main():
         calibrated(a)
         return 0
     if a.cmd == "pending":
+        if a.notifier is not None and not a.idle:
+            ap.error("pending: --notifier goes with --idle")
         pending(a)
         return 0
     if a.cmd == "arrivals":
