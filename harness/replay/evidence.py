@@ -125,10 +125,11 @@
       need_wait(), or aio_notify() caught; aio_poll() can tell them), or
       with --idle for --idle-rule (the waits in which nothing ran while no
       timer was due; --notifier H: handler H of the traces --only picks
-      is the AioContext's notifier); with --calibrate, before and after
-      with the policy's wakeup constants set to the price.  Writes
-      DIR2/pending.md (pending-cut.md, pending-idle.md,
-      pending-idle-notifierH.md; -cpu before .md with --calibrate).
+      is the AioContext's notifier, --notifier auto: found in each trace);
+      with --calibrate, before and after with the policy's wakeup
+      constants set to the price.  Writes DIR2/pending.md (pending-cut.md,
+      pending-idle.md, pending-idle-notifierH.md or -notifierauto.md; -cpu
+      before .md with --calibrate).
 
   evidence.py bounds --traces DIR --replay TOOL --out DIR2
               [--wakeup-cpu NS --wakeup-latency NS]
@@ -1106,8 +1107,7 @@ def counterfactual(a, extra, name, what, base=()):
                    " | ".join(x for x, _, _ in ratios),
                    "--:|" * len(ratios)))
         for (venue, wl, kind), ts in sorted(groups.items()):
-            changed = sum(by[0][t]["new-w3"]["cpu_ns"] !=
-                          by[1][t]["new-w3"]["cpu_ns"] for t in ts)
+            changed = sum(trace_changed(by, t) for t in ts)
             cells = []
             for _, ref, col in ratios:
                 x = [max(new_ratio(b[t], ref, col) for t in ts) for b in by]
@@ -1130,6 +1130,12 @@ COUNTERFACTUAL_COLUMNS = ["trace", "venue", "workload", "kind", "changed"] + \
      for way in ("before", "after")]
 
 
+def trace_changed(by, t):
+    """whether counterfactual()'s options changed patches 1-13's CPU on
+    trace @t"""
+    return by[0][t]["new-w3"]["cpu_ns"] != by[1][t]["new-w3"]["cpu_ns"]
+
+
 def counterfactual_rows(by, groups):
     """counterfactual()'s CSV: a row per trace, in its table's order, with
     whether the options changed its CPU and each ratio of NEW_RATIOS
@@ -1137,9 +1143,7 @@ def counterfactual_rows(by, groups):
     rows = []
     for (venue, wl, kind), ts in sorted(groups.items()):
         for t in sorted(ts):
-            row = [t, venue, wl, kind,
-                   int(by[0][t]["new-w3"]["cpu_ns"] !=
-                       by[1][t]["new-w3"]["cpu_ns"])]
+            row = [t, venue, wl, kind, int(trace_changed(by, t))]
             for _, ref, col in NEW_RATIOS:
                 row += ["%.4f" % new_ratio(b[t], ref, col) for b in by]
             rows.append(row)
@@ -1186,7 +1190,8 @@ def pending(a):
     AioContext's notifier, whose aio_notify() runs nothing);
     with @a.calibrate, both ways with the policy's wakeup constants set to
     the price.  Writes DIR2/pending.md, pending-cut.md, pending-idle.md
-    or pending-idle-notifierH.md, with -cpu before .md with @a.calibrate"""
+    or pending-idle-notifierH.md (-notifierauto.md), with -cpu before .md
+    with @a.calibrate"""
     base = []
     if a.idle:
         rule = ["--idle-rule"]
@@ -1194,7 +1199,12 @@ def pending(a):
         what = ("--idle-rule (the waits in which nothing ran, no handler "
                 "and no bottom half, while no timer was due, left out of "
                 "its histogram")
-        if a.notifier is not None:
+        if a.notifier == "auto":
+            rule += ["--notifier", "auto"]
+            name += "-notifierauto"
+            what += ("; the AioContext's notifier found in each trace "
+                     "(--notifier auto)")
+        elif a.notifier is not None:
             rule += ["--notifier", str(a.notifier)]
             name += "-notifier%d" % a.notifier
             what += "; handler %d taken for the AioContext's notifier" \
@@ -1793,6 +1803,20 @@ def rounds(a):
                         if iv else ["", "", ""]) + [v])
 
 
+def notifier_arg(v):
+    """pending --notifier: a handler id, 0..63, or auto"""
+    if v == "auto":
+        return v
+    try:
+        h = int(v)
+    except ValueError:
+        h = -1
+    if not 0 <= h <= 63:
+        raise argparse.ArgumentTypeError(
+            "a handler id, 0..63, or auto: %r" % v)
+    return h
+
+
 def main():
     ap = argparse.ArgumentParser(
         description=__doc__.split("\n")[0],
@@ -1846,9 +1870,10 @@ def main():
                       help="--cut-rule, not --pending-rule")
     rule.add_argument("--idle", action="store_true",
                       help="--idle-rule, not --pending-rule")
-    n.add_argument("--notifier", type=int, default=None, metavar="H",
-                   help="with --idle, handler H of the traces is the "
-                   "AioContext's notifier (use with --only)")
+    n.add_argument("--notifier", type=notifier_arg, default=None,
+                   metavar="H", help="with --idle, handler H of the traces "
+                   "is the AioContext's notifier (use with --only); auto: "
+                   "found in each trace")
     n.add_argument("--calibrate", action="store_true",
                    help="both ways with the policy's wakeup constants set "
                    "to --wakeup-cpu and --wakeup-latency")

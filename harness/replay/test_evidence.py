@@ -979,6 +979,20 @@ class Pending(unittest.TestCase):
                           ["--policy-wakeup-cpu", "1862",
                            "--policy-wakeup-latency", "3706"]))
 
+    def test_notifier_auto(self):
+        self.assertEqual(self.run_pending(False, False, idle=True,
+                                          notifier="auto"),
+                         (["--idle-rule", "--notifier", "auto"],
+                          "pending-idle-notifierauto", []))
+
+    def test_notifier_arg(self):
+        self.assertEqual(evidence.notifier_arg("auto"), "auto")
+        self.assertEqual(evidence.notifier_arg("0"), 0)
+        self.assertEqual(evidence.notifier_arg("63"), 63)
+        for bad in ("64", "-1", "x", "Auto"):
+            with self.assertRaises(argparse.ArgumentTypeError):
+                evidence.notifier_arg(bad)
+
     def test_calibrated(self):
         # the constants in both ways, not only after
         price = ["--policy-wakeup-cpu", "1862",
