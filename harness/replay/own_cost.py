@@ -17,9 +17,9 @@ with poll-max-ns=0:
     median of the recording's positive ones);
   - its bookkeeping: the iterations of aio_poll() per I/O (summed over the
     IOThreads) times N instructions (default 176: callgrind's largest
-    difference between the series and its poll-max-ns=0, where the thread
-    blocks, results/callgrind-scaling.csv), each taken at X ns (default
-    1.0).
+    difference between patches 1-15 and their poll-max-ns=0, where the
+    thread blocks, results/callgrind-scaling-p15.csv; patches 1-16: 180,
+    results/callgrind-scaling.csv), each taken at X ns (default 1.0).
 
 Both as a share of the floor's IOThread CPU per I/O (schedstat): that of
 the same round of the recording ('floor'), and, with --long, the median of
