@@ -11,7 +11,11 @@ mean latency): the geometric mean of the per-round ratios A/B with its
 the rounds that both ran and that report.py keeps (not the warm-up, nor
 the runs that other processes disturbed).
 
-usage: pair.py RUN_DIR A B [--keep-disturbed] [--out FILE]
+With --pool DIR (repeatable), the rounds of further runs of the same
+variants are pooled with RUN_DIR's, numbered on from one run to the
+next (bases.load()), as a run repeated to resolve a ratio is judged.
+
+usage: pair.py RUN_DIR A B [--pool DIR]... [--keep-disturbed] [--out FILE]
 """
 
 import argparse
@@ -59,10 +63,12 @@ def main():
     ap.add_argument("run_dir")
     ap.add_argument("a")
     ap.add_argument("b")
+    ap.add_argument("--pool", action="append", default=[], metavar="DIR",
+                    help="pool the rounds of this run too (repeatable)")
     ap.add_argument("--keep-disturbed", action="store_true")
     ap.add_argument("--out")
     a = ap.parse_args()
-    rows = bases.load([a.run_dir], None if a.keep_disturbed
+    rows = bases.load([a.run_dir] + a.pool, None if a.keep_disturbed
                       else stats.OTHER_MAX_PCT)
     pairs = pair(rows, a.a, a.b)
     if not pairs:

@@ -3,7 +3,9 @@
 guest): /usr/bin/python3 -m unittest discover -s harness/bench -p 'test_*.py'
 """
 
+import contextlib
 import csv
+import io
 import json
 import math
 import os
@@ -14,6 +16,7 @@ import tempfile
 import threading
 import time
 import unittest
+import unittest.mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -86,6 +89,39 @@ class Pair(unittest.TestCase):
         text = pair.table(got, "w3", "p15")
         self.assertIn("w3 over p15", text)
         self.assertIn("| g, sat | 2.00 [2.00, 2.00] (2) |", text)
+
+    def test_pool(self):
+        # --pool: a second run's rounds counted with the first's, paired
+        # within each run (w3 over series-floor is 1.00 in every round of
+        # the first run and 1.04 in every round of the second)
+        rows = PairedReport().rows()
+        with tempfile.TemporaryDirectory() as d:
+            dirs = []
+            for k in (1, 2):
+                run = os.path.join(d, "run%d" % k)
+                os.makedirs(run)
+                with open(os.path.join(run, "samples.csv"), "w",
+                          newline="") as f:
+                    w = csv.DictWriter(f, fieldnames=list(rows[0]))
+                    w.writeheader()
+                    for r in rows:
+                        r = dict(r)
+                        if r["variant"] == "w3":
+                            drift = 1.0 + 0.3 * (int(r["round"]) % 2)
+                            r[stats.IO_CPU] = str(drift * (96 + 4 * k))
+                        w.writerow(r)
+                dirs.append(run)
+            out = os.path.join(d, "pair.md")
+            with unittest.mock.patch.object(
+                    sys, "argv", ["pair.py", dirs[0], "w3", "series-floor",
+                                  "--pool", dirs[1], "--out", out]), \
+                    contextlib.redirect_stdout(io.StringIO()):
+                self.assertEqual(pair.main(), 0)
+            with open(out) as f:
+                text = f.read()
+            # rounds 1-5 of each run (round 0 is the warm-up): 10 pooled
+            self.assertIn("(10) |", text)
+            self.assertIn("| guest8x2, randread-8k-qd8-j4 | 1.02 [", text)
 
 
 class Price(unittest.TestCase):
