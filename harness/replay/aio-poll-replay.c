@@ -431,7 +431,8 @@ static bool pending_rule;
  * default, because the committed recordings ran patches 1-15.
  */
 static bool idle_rule;
-static int notifier_id = -1;    /* --notifier: -1 none, -2 auto */
+#define NOTIFIER_AUTO (-2)      /* --notifier auto: trace_notifier() */
+static int notifier_id = -1;    /* --notifier: -1 none */
 
 /*
  * --notifier auto: the handler that is the AioContext's notifier in @tr,
@@ -485,8 +486,7 @@ static bool new_leaves_out(const Trace *tr, const Iter *it, int64_t poll_ns)
         return true;
     }
     if (cut_rule && it->pending && it->end == END_POLLED &&
-        it->polled < it->set && (it->cap < 0 || it->polled < it->cap) &&
-        poll_ns > it->polled) {
+        it->polled < recorded_poll(it) && poll_ns > it->polled) {
         return true;
     }
     return idle_rule && it->cap < 0 &&
@@ -615,7 +615,8 @@ static Trace *trace_parse(FILE *f, const char *name)
         if (stalls) {
             trace_stalls(tr);
         }
-        tr->notifier = notifier_id == -2 ? trace_notifier(tr) : notifier_id;
+        tr->notifier = notifier_id == NOTIFIER_AUTO ? trace_notifier(tr)
+                                                    : notifier_id;
         g_array_free(events, true);
         return tr;
     }
@@ -3113,7 +3114,7 @@ int main(int argc, char **argv)
             idle_rule = true;
             break;
         case 'n':
-            notifier_id = !strcmp(optarg, "auto") ? -2 :
+            notifier_id = !strcmp(optarg, "auto") ? NOTIFIER_AUTO :
                           parse_num("--notifier", optarg);
             if (notifier_id > 63) {
                 fail("--notifier must be a handler id, 0..63");
