@@ -108,6 +108,34 @@ class CompleteNeedWait(unittest.TestCase):
         self.assertEqual(m["need_wait"], 2)
 
 
+class CompleteBase(unittest.TestCase):
+    """cpu_base_ns, the CPU time of try_poll_mode() in the iterations that
+    did not poll, is None where every iteration polled: unknown, not 0,
+    so that evidence.py takes the floor's time per iteration instead of
+    measuring every iteration's clock reads as polling"""
+
+    def base(self, poll_ns):
+        with tempfile.TemporaryDirectory() as d:
+            log, out = os.path.join(d, "l.log"), os.path.join(d, "t.trace")
+            js = os.path.join(d, "m.json")
+            with open(log, "w") as f:
+                for k, pns in enumerate(poll_ns):
+                    t = 1000 + k * 10000
+                    f.write("aio_poll_ready ctx 0xa node 0x1 polled 1\n")
+                    f.write("aio_poll_iter ctx 0xa t0 %d t_poll %d t_wait %d "
+                            "cpu_poll %d slept 1 cap -1 poll_ns %d flags 0"
+                            "\n" % (t, t + 100 + pns, t + 9000,
+                                     250 + pns, pns))
+            subprocess.run([sys.executable, COMPLETE, log, "--out", out,
+                            "--json", js], check=True, capture_output=True)
+            with open(js) as f:
+                return json.load(f)["cpu_base_ns"]
+
+    def test_every_iteration_polled(self):
+        self.assertIsNone(self.base([2000, 2000, 4000]))
+        self.assertEqual(self.base([2000, 0, 4000, 0]), 250)
+
+
 class CompleteBlockNs(unittest.TestCase):
     """block_ns of aio_poll_iter, what aio_poll() gave the run's policy,
     is the trace's wait where polling did not catch the event, the line's
