@@ -357,6 +357,19 @@ static int64_t recorded_poll(const Iter *it)
     return it->cap < 0 ? it->set : MIN(it->set, it->cap);
 }
 
+/*
+ * Whether the recorded run's polling in @it was cut before its time and
+ * the cap, and the wait then went on without sleeping: the fd monitor's
+ * need_wait() turned true, or polling caught only the AioContext's
+ * notifier, which sets the timeout to 0.  Neither depends on the polling
+ * time: a policy that polls at least polled_ns is cut at the same point.
+ * (polled_ns is never negative, so recorded_poll() is then above 0.)
+ */
+static bool polling_cut(const Iter *it)
+{
+    return it->pending && it->polled < recorded_poll(it);
+}
+
 static int cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -485,8 +498,8 @@ static bool new_leaves_out(const Trace *tr, const Iter *it, int64_t poll_ns)
     if (pending_rule && it->pending) {
         return true;
     }
-    if (cut_rule && it->pending && it->end == END_POLLED &&
-        it->polled < recorded_poll(it) && poll_ns > it->polled) {
+    if (cut_rule && polling_cut(it) && it->end == END_POLLED &&
+        poll_ns > it->polled) {
         return true;
     }
     return idle_rule && it->cap < 0 &&
@@ -1609,19 +1622,6 @@ static int64_t priced_cpu(const Priced *r, const Price *pr)
 static int64_t caught_wait(const Iter *it, int64_t a)
 {
     return !it->woken && !it->pending ? MAX(a, it->polled) : a;
-}
-
-/*
- * Whether the recorded run's polling in @it was cut before its time and
- * the cap, and the wait then went on without sleeping: the fd monitor's
- * need_wait() turned true, or polling caught only the AioContext's
- * notifier, which sets the timeout to 0.  Neither depends on the polling
- * time: a policy that polls at least polled_ns is cut at the same point.
- */
-static bool polling_cut(const Iter *it)
-{
-    return it->pending && recorded_poll(it) > 0 &&
-           it->polled < recorded_poll(it);
 }
 
 /*
