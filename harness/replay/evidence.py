@@ -327,8 +327,8 @@ def convert_one(a, row, log, k, n):
         "iops": row["iops"], "lat_mean_us": row["lat_mean_us"],
         "iothread_cpu_ms": row["iothread_cpu_ms"],
         "trace": name + ".trace.gz",
-        "cpu_base_ns": "" if m["polling_cpu_ns"] is None or
-        m["cpu_base_ns"] is None else m["cpu_base_ns"],
+        "cpu_base_ns": "" if m["polling_cpu_ns"] is None
+        else m["cpu_base_ns"],
         # the hypervisor's steal time over the window, all CPUs (runs
         # recorded before 2026-12-03 have none)
         "host_steal_ms": row.get("host_steal_ms", "")}
