@@ -77,7 +77,11 @@ polling_ns (time from aio_poll()'s start to the end of try_poll_mode()),
 polling_cpu_ns (the thread's CPU time over the same span: polling without
 the time the thread was preempted; null for logs without cpu_poll), caught
 (polling found the event), slept (woken above), wakeups (whether the
-trace has the kernel's wakeups).
+trace has the kernel's wakeups), full_polls and full_poll_excess_ns (the
+waits that polled for their whole time, capped, and caught nothing, and
+the median of their CPU time over that span less that time: with the
+base of the iterations that did not poll taken off, the cost of
+entering and leaving poll mode net of the checks before polling).
 """
 
 import argparse
@@ -258,6 +262,14 @@ def complete(iters, window, sleep_ns, wakes=None):
     entry = [it[3] - base - poll_cap(it[6], it[5]) for it in iters
              if it[3] is not None and poll_cap(it[6], it[5]) > 0 and
              not it[7]]
+    # The waits that polled for their whole time and caught nothing: the
+    # median of their CPU time in try_poll_mode() less that time, which
+    # the caller takes the base from to get the cost of entering and
+    # leaving poll mode (net of the checks before polling, which
+    # run_poll_handlers() counts in its time; negative where they cost
+    # more).  Unlike poll_entry_ns it leaves out the waits whose polling
+    # was cut (the notifier, need_wait()), whose CPU is not their set time
+    full = []
     meas = {"iterations": 0, "polling_ns": 0, "polling_cpu_ns": 0,
             "set_min": None, "cpu_base_ns": base if known else None,
             "poll_entry_ns": int(sum(entry) / len(entry)) if entry else None,
@@ -298,6 +310,10 @@ def complete(iters, window, sleep_ns, wakes=None):
             # reads at polling's end and at the wait's; it polled for the
             # whole wait
             polled_ns = wait
+        cap_ns = poll_cap(pns, cap)
+        if cpu_poll is not None and not caught and cap_ns > 0 and \
+                polled_ns >= cap_ns:
+            full.append(cpu_poll - cap_ns)
         arrive = ""
         if wakes is not None:
             t, k = arrival(wakes, t_poll, t_wait) if slept else (None, 0)
@@ -326,6 +342,9 @@ def complete(iters, window, sleep_ns, wakes=None):
         meas["need_wait"] += nw
         meas["ends"][end] += 1
     meas["handlers"] = len(ids)
+    meas["full_polls"] = len(full)
+    meas["full_poll_excess_ns"] = int(percentile(full, 0.5)) if full \
+        else None
     if wakes is not None:
         # from the event's wakeup to the end of the fd wait: the latency
         # of the slept waits' wakeups

@@ -223,7 +223,7 @@ MEASURED_FIELDS = ["venue", "workload", "variant", "round", "ios",
                    "polled_iterations", "poll_entry_ns",
                    "caught", "slept", "vcsw", "iops", "lat_mean_us",
                    "iothread_cpu_ms", "trace", "cpu_base_ns",
-                   "host_steal_ms"]
+                   "host_steal_ms", "full_polls", "full_poll_excess_ns"]
 VARIANT_POLICY = {v: p for p, v in POLICY_VARIANT.items()}
 
 
@@ -331,7 +331,12 @@ def convert_one(a, row, log, k, n):
         else m["cpu_base_ns"],
         # the hypervisor's steal time over the window, all CPUs (runs
         # recorded before 2026-12-03 have none)
-        "host_steal_ms": row.get("host_steal_ms", "")}
+        "host_steal_ms": row.get("host_steal_ms", ""),
+        # the waits that polled for their whole time (full_entry(); rows
+        # converted before 2026-12-06, late evening, have none)
+        "full_polls": m.get("full_polls", ""),
+        "full_poll_excess_ns": "" if m.get("full_poll_excess_ns") is None
+        else m["full_poll_excess_ns"]}
 
 
 WAKE_FIELDS = ["trace", "slept", "found", "multi", "latency_p10_ns",
@@ -401,11 +406,40 @@ def run_stalls(traces, r):
     return trace_stalls(os.path.join(traces, r["trace"]))
 
 
+def full_entry(r):
+    """the cost of entering and leaving poll mode that a trace's run
+    measured on its waits that polled for their whole time and caught
+    nothing (complete.py's full_poll_excess_ns: the median of their CPU
+    time in try_poll_mode() less that time) less the base that every
+    iteration pays (cpu_base_ns; where every iteration polled, the floor's
+    time per iteration, as measured_polling() takes it).  The polling time
+    runs from aio_poll()'s start, so the checks before polling are inside
+    it, and the cost is negative where they cost more than entering and
+    leaving (on the Intel host of 2026-12-06, -130 to -200 ns).  None where
+    the row has no such figure (rows converted before 2026-12-06, late
+    evening) or fewer than 100 such waits: then measured_entry() takes
+    complete.py's poll_entry_ns, which averages over the waits whose
+    polling was cut too, and counts a negative cost as 0"""
+    if r.get("full_poll_excess_ns", "") in ("", None) or \
+            int(r.get("full_polls") or 0) < 100:
+        return None
+    if r.get("cpu_base_ns", "") not in ("", None):
+        base = int(r["cpu_base_ns"])
+    elif r.get("polling_cpu_overhead_ns", "") not in ("", None):
+        base = round(int(r["polling_cpu_overhead_ns"]) / int(r["iterations"]))
+    else:
+        return None
+    return int(r["full_poll_excess_ns"]) - base
+
+
 def measured_entry(r):
-    """complete.py's poll_entry_ns of a trace's run: what it measured of
-    entering and leaving poll mode per iteration that polled and caught
-    nothing (CPU time, stalls included); None where it polled in fewer
-    than 100 iterations"""
+    """what a trace's run measured of entering and leaving poll mode:
+    full_entry() where it has it; else complete.py's poll_entry_ns, per
+    iteration that polled and caught nothing (CPU time, stalls included),
+    None where it polled in fewer than 100 iterations"""
+    e = full_entry(r)
+    if e is not None:
+        return e
     if r.get("poll_entry_ns", "") == "" or int(r["polled_iterations"]) < 100:
         return None
     return int(r["poll_entry_ns"])
@@ -417,23 +451,34 @@ def stall_free_entry(traces, r):
     CPU time), less its stalls per such iteration, which the replay charges
     by themselves (wall-clock time, at least what the thread's CPU clock
     counted for them, so this can take off too much where the thread was
-    preempted); None where it polled in fewer than 100 iterations"""
+    preempted); None where it polled in fewer than 100 iterations.  Where
+    the run has full_entry(), that: a median, which the few stalled waits
+    do not move"""
     e = measured_entry(r)
-    if e is None:
-        return None
+    if e is None or full_entry(r) is not None:
+        return e
     return e - run_stalls(traces, r)[0] // int(r["polled_iterations"])
+
+
+def entry_median(costs):
+    """the median of @costs, (cost, from full_entry()) pairs: a cost from
+    full_entry() as it is, another 0 where negative (a recording whose few
+    polling runs were mostly stalled, or whose cut waits pulled
+    poll_entry_ns below 0)"""
+    e, full = sorted(costs)[len(costs) // 2]
+    return e if full else max(e, 0)
 
 
 def poll_entry(measured, traces, stalls=True):
     """the CPU of entering and leaving poll mode: the median over the traces
     that polled in at least 100 iterations of what each measured, less its
-    stalls (stall_free_entry()), 0 where negative (a recording whose few
-    polling runs were mostly stalled); with @stalls False, with them, as
-    the replay charged it until 2026-12-02"""
-    e = [stall_free_entry(traces, r) if stalls else measured_entry(r)
-         for r in measured]
-    e = sorted(x for x in e if x is not None)
-    return max(e[len(e) // 2], 0) if e else 0
+    stalls (stall_free_entry()), 0 where negative but from full_entry()
+    (entry_median()); with @stalls False, with them, as the replay charged
+    it until 2026-12-02"""
+    e = [(stall_free_entry(traces, r) if stalls else measured_entry(r),
+          full_entry(r) is not None) for r in measured]
+    e = [x for x in e if x[0] is not None]
+    return entry_median(e) if e else 0
 
 
 def venue_entry(traces, measured, run, entry):
@@ -441,18 +486,20 @@ def venue_entry(traces, measured, run, entry):
     charges the traces of @run (its rows of @measured): the median of what
     the other runs of the same venue and workload measured, less their
     stalls (stall_free_entry(); both rounds, every policy), 0 where
-    negative; @entry where none of them polled in 100 iterations or more.
+    negative but from full_entry() (entry_median()); @entry where none of
+    them polled in 100 iterations or more.
     The cost is the venue's (two IOThreads and a vCPU on two CPUs pay
     several times what one IOThread pays), and the run's own figure is
     left out, so that no prediction comes from the run it is judged
     against"""
     own = {r["trace"] for r in run}
-    e = sorted(x for x in (stall_free_entry(traces, r) for r in measured
-                           if r["venue"] == run[0]["venue"] and
-                           r["workload"] == run[0]["workload"] and
-                           r["trace"] not in own)
-               if x is not None)
-    return max(e[len(e) // 2], 0) if e else entry
+    e = [x for x in ((stall_free_entry(traces, r), full_entry(r) is not None)
+                     for r in measured
+                     if r["venue"] == run[0]["venue"] and
+                     r["workload"] == run[0]["workload"] and
+                     r["trace"] not in own)
+         if x[0] is not None]
+    return entry_median(e) if e else entry
 
 
 def replay(a, traces, entry, extra=()):
@@ -741,9 +788,11 @@ def run_entry(traces, r, entry):
     measured, less its stalls (stall_free_entry()), where it polled in at
     least 100 iterations; else @entry.  A negative figure (the run's
     iterations that did not poll cost more there than those that polled,
-    beyond their polling and stalls) counts as 0"""
+    beyond their polling and stalls) counts as 0, but from full_entry()"""
     e = stall_free_entry(traces, r)
-    return entry if e is None else max(e, 0)
+    if e is None:
+        return entry
+    return e if full_entry(r) is not None else max(e, 0)
 
 
 def replayed_row(a, trace, policy, entry, stalls=True):

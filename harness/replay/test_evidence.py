@@ -136,6 +136,82 @@ class CompleteBase(unittest.TestCase):
         self.assertEqual(self.base([2000, 0, 4000, 0]), 250)
 
 
+class CutWaits(unittest.TestCase):
+    """cut_waits.py: the waits that polled and caught nothing, by class
+    (cut by the notifier or need_wait(), polled for their whole time,
+    slept), each with its measured CPU above the base, the wall-clock
+    polling, and the replay's charge (up to the cut for a cut wait) and
+    the whole wait up to the time set"""
+
+    def table(self, iters, with_base=True, measured=None):
+        with tempfile.TemporaryDirectory() as d:
+            log, out = os.path.join(d, "l.log"), os.path.join(d, "t.trace")
+            cv = os.path.join(d, "c.csv")
+            extra = []
+            if measured:
+                extra = ["--measured", os.path.join(d, "m.csv")]
+                with open(extra[1], "w") as f:
+                    f.write("trace,iterations,polling_cpu_overhead_ns,"
+                            "cpu_base_ns\nt.trace,%d,%d,\n" % measured)
+            with open(log, "w") as f:
+                t = 1000
+                if with_base:
+                    # an iteration that did not poll: the base, 250 ns
+                    f.write("aio_poll_iter ctx 0xa t0 %d t_poll %d t_wait "
+                            "%d cpu_poll 250 slept 1 cap -1 poll_ns 0 "
+                            "flags 0\n" % (t, t + 100, t + 9000))
+                for tp, tw, cpu, slept, pns in iters:
+                    t += 20000
+                    f.write("aio_poll_ready ctx 0xa node 0x1 polled 1\n")
+                    f.write("aio_poll_iter ctx 0xa t0 %d t_poll %d t_wait "
+                            "%d cpu_poll %d slept %d cap -1 poll_ns %d "
+                            "flags 0\n" % (t, t + tp, t + tw, cpu, slept,
+                                            pns))
+            subprocess.run([sys.executable, COMPLETE, log, "--out", out,
+                            "--ios", "2"], check=True, capture_output=True)
+            subprocess.run([sys.executable, os.path.join(HERE,
+                                                         "cut_waits.py"),
+                            log, out, "--csv", cv] + extra, check=True,
+                           capture_output=True)
+            with open(cv) as f:
+                return list(csv.DictReader(f))[0]
+
+    def test_classes(self):
+        r = self.table([
+            # cut at 300 of 2000 ns, the fd wait ends at 600: 500 ns CPU
+            (300, 600, 750, 0, 2000),
+            (500, 800, 850, 0, 2000),
+            # polled its whole 1000 ns, the event there at 1100
+            (1000, 1100, 1300, 0, 1000),
+            # polled 1000 ns, then slept to 9000
+            (1000, 9000, 1250, 1, 1000)])
+        self.assertEqual(r["cpu_base_ns"], "250")
+        self.assertEqual(r["cut_per_io"], "1.0")
+        self.assertEqual(r["cut_cpu_ns"], "550")        # (500 + 600) / 2
+        self.assertEqual(r["cut_wall_ns"], "400")
+        self.assertEqual(r["cut_charge_ns"], "400")     # up to the cut
+        self.assertEqual(r["cut_whole_ns"], "700")      # the whole wait
+        self.assertEqual(r["full_per_io"], "0.5")
+        self.assertEqual(r["full_charge_ns"], "1000")
+        self.assertEqual(r["full_cpu_ns"], "1050")
+        self.assertEqual(r["slept_charge_ns"], "1000")
+        self.assertEqual(r["slept_whole_ns"], "1000")
+
+    def test_no_base(self):
+        """every iteration polled: the base is unknown, and so is the
+        CPU above it"""
+        r = self.table([(300, 600, 750, 0, 2000)], with_base=False)
+        self.assertEqual(r["cpu_base_ns"], "")
+        self.assertEqual(r["cut_cpu_ns"], "")
+        self.assertEqual(r["cut_charge_ns"], "300")
+        # ... unless the recording's measured.csv gives the floor's time
+        # per iteration, as evidence.py's validation takes it
+        r = self.table([(300, 600, 750, 0, 2000)], with_base=False,
+                       measured=(4, 1000))
+        self.assertEqual(r["cpu_base_ns"], "250")
+        self.assertEqual(r["cut_cpu_ns"], "500")
+
+
 class CompleteBlockNs(unittest.TestCase):
     """block_ns of aio_poll_iter, what aio_poll() gave the run's policy,
     is the trace's wait where polling did not catch the event, the line's
@@ -527,6 +603,77 @@ class RunEntry(unittest.TestCase):
                 d, dict(r, poll_entry_ns=""), 1000), 1000)
             self.assertEqual(evidence.run_entry(
                 d, dict(r, poll_entry_ns="50"), 1000), 0)
+
+
+class FullEntry(unittest.TestCase):
+    """Rows converted since 2026-12-06, late evening, carry the median CPU
+    of the waits that polled for their whole time less that time
+    (complete.py's full_poll_excess_ns): less the base, the cost of
+    entering and leaving poll mode, charged as it is, negative too, with
+    no stalls taken off (a median); rows without it keep poll_entry_ns,
+    never below 0"""
+
+    def test_full_entry(self):
+        with tempfile.TemporaryDirectory() as d:
+            with gzip.open(os.path.join(d, "t.trace.gz"), "wt") as f:
+                # one stall of 10000 ns, which the median leaves out
+                f.write("i 4000 p 0 0 2000 0 8000 1\n"
+                        "i 20500 p 0 0 20000 -1 8000 0\n")
+            evidence.trace_stalls.cache_clear()
+            r = {"venue": "g", "workload": "qd1", "variant": "w3",
+                 "round": "1", "trace": "t.trace.gz",
+                 "poll_entry_ns": "-900", "polled_iterations": "200",
+                 "full_polls": "100", "full_poll_excess_ns": "90",
+                 "cpu_base_ns": "250", "iterations": "400",
+                 "polling_cpu_overhead_ns": "96000"}
+            self.assertEqual(evidence.full_entry(r), -160)
+            self.assertEqual(evidence.run_entry(d, r, 1000), -160)
+            # a run whose every iteration polled: the floor's base
+            self.assertEqual(evidence.full_entry(dict(r, cpu_base_ns="")),
+                             90 - 240)
+            # too few full polls, or a row converted before: poll_entry_ns,
+            # stalls taken off, 0 where negative
+            for old in (dict(r, full_polls="99"),
+                        dict(r, full_polls="", full_poll_excess_ns="")):
+                self.assertIsNone(evidence.full_entry(old))
+                self.assertEqual(evidence.run_entry(d, old, 1000), 0)
+                self.assertEqual(evidence.run_entry(
+                    d, dict(old, poll_entry_ns="2500"), 1000), 2450)
+            other = [dict(r, variant=v, trace="o%d" % i,
+                          full_poll_excess_ns=str(x))
+                     for i, (v, x) in enumerate((("w1", 50), ("w2", 70),
+                                                 ("w4", 130)))]
+            self.assertEqual(evidence.venue_entry(d, other + [r], [r], 0),
+                             70 - 250)
+            self.assertEqual(evidence.poll_entry(other + [r], d), 90 - 250)
+
+    def test_complete(self):
+        """complete.py: the median over the waits that polled for their
+        whole (capped) time and caught nothing, of their CPU less that
+        time; not the waits whose polling was cut, nor caught ones"""
+        with tempfile.TemporaryDirectory() as d:
+            log, out = os.path.join(d, "l.log"), os.path.join(d, "t.trace")
+            js = os.path.join(d, "m.json")
+            with open(log, "w") as f:
+                t = 1000
+                for tp, tw, cpu, slept, pns, caught in (
+                        (2000, 9000, 1800, 1, 2000, 0),     # full: -200
+                        (2100, 9000, 1950, 1, 2000, 0),     # full: -50
+                        (1000, 1200, 1000, 0, 1000, 0),     # full: 0
+                        (300, 600, 550, 0, 2000, 0),        # cut
+                        (700, 700, 900, 0, 2000, 1)):       # caught
+                    t += 20000
+                    f.write("aio_poll_ready ctx 0xa node 0x1 polled 1\n")
+                    f.write("aio_poll_iter ctx 0xa t0 %d t_poll %d t_wait "
+                            "%d cpu_poll %d slept %d cap -1 poll_ns %d "
+                            "flags %d\n" % (t, t + tp, t + tw, cpu, slept,
+                                            pns, caught))
+            subprocess.run([sys.executable, COMPLETE, log, "--out", out,
+                            "--json", js], check=True, capture_output=True)
+            with open(js) as f:
+                m = json.load(f)
+            self.assertEqual(m["full_polls"], 3)
+            self.assertEqual(m["full_poll_excess_ns"], -50)
 
 
 class VenueEntry(unittest.TestCase):
