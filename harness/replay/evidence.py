@@ -708,12 +708,16 @@ def validate(a):
                                           "judged", "source"])
         w.writeheader()
         w.writerows(vrows)
+    full = any(full_entry(r) is not None for r in measured)
     with open(os.path.join(a.out, "validation.md"), "w") as f:
         for source, title in (
                 ("own", "Each run's own trace replayed through its policy "
                  "(judged), at the cost of entering and leaving poll mode "
                  "that the other runs of its venue and workload measured "
-                 "(their median, less their stalls)"),
+                 "(their median, less their stalls%s)" % (
+                     "; measured on the waits that polled for their whole "
+                     "time, less the base, negative too: full_entry()"
+                     if full else "")),
                 ("floor", "The floor's trace replayed through each policy, "
                  "against that policy's run in the same round (the closed "
                  "loop included; not judged)")):
@@ -865,12 +869,12 @@ def entry_diagnosis(a, runs, vrows, entry, ventry, by):
                      pred, meas, rel_error(pred, meas),
                      ventry[run_key(parts[0])], float(v["error"]),
                      rel_error(median, meas)))
+    full = any(full_entry(r) is not None
+               for parts, _, _ in todo for r in parts)
     text = ("Diagnosis, not validation: the judged polling figures again, "
             "each run's traces replayed at the cost of entering and leaving "
-            "poll mode that the run itself measured (complete.py's "
-            "poll_entry_ns, from its iterations that polled and caught "
-            "nothing, less the run's stalls per such iteration, 0 where "
-            "negative; per trace, / between IOThreads), beside the "
+            "poll mode that the run itself measured (%s; per trace, / "
+            "between IOThreads), beside the "
             "validation's (the median of the other runs of the venue and "
             "workload) and the median of all runs, %d ns, which the "
             "priced tables charge. The run's own cost comes from its CPU "
@@ -882,6 +886,13 @@ def entry_diagnosis(a, runs, vrows, entry, ventry, by):
             "error | venue's entry ns | error (validated) | "
             "at the median of all runs |\n"
             "|---|---|--:|--:|--:|--:|--:|--:|--:|\n" % (
+                "complete.py's full_poll_excess_ns less the run's base "
+                "(full_entry(): the median over its waits that polled for "
+                "their whole time and caught nothing, negative too)"
+                if full else
+                "complete.py's poll_entry_ns, from its iterations that "
+                "polled and caught nothing, less the run's stalls per such "
+                "iteration, 0 where negative",
                 entry, sum(abs(r[5]) <= 0.1 for r in rows), len(rows),
                 sum(abs(r[7]) <= 0.1 for r in rows),
                 sum(abs(r[8]) <= 0.1 for r in rows)))
