@@ -581,6 +581,14 @@ class MeasuredPolling(unittest.TestCase):
         self.assertEqual(evidence.measured_polling(old), 3000)
 
 
+def stalled_trace(d):
+    """@d/t.trace.gz: a complete trace with one stall of 10000 ns"""
+    with gzip.open(os.path.join(d, "t.trace.gz"), "wt") as f:
+        f.write("i 4000 p 0 0 2000 0 8000 1\n"
+                "i 20500 p 0 0 20000 -1 8000 0\n")
+    evidence.trace_stalls.cache_clear()
+
+
 class RunEntry(unittest.TestCase):
     """The diagnosis charges a trace the entry cost its own run measured,
     less its stalls per polling wait, only where that is an average over
@@ -589,11 +597,7 @@ class RunEntry(unittest.TestCase):
 
     def test_threshold(self):
         with tempfile.TemporaryDirectory() as d:
-            with gzip.open(os.path.join(d, "t.trace.gz"), "wt") as f:
-                # one stall of 10000 ns
-                f.write("i 4000 p 0 0 2000 0 8000 1\n"
-                        "i 20500 p 0 0 20000 -1 8000 0\n")
-            evidence.trace_stalls.cache_clear()
+            stalled_trace(d)
             r = {"trace": "t.trace.gz", "poll_entry_ns": "2500",
                  "polled_iterations": "100"}
             self.assertEqual(evidence.run_entry(d, r, 1000), 2400)
@@ -615,11 +619,7 @@ class FullEntry(unittest.TestCase):
 
     def test_full_entry(self):
         with tempfile.TemporaryDirectory() as d:
-            with gzip.open(os.path.join(d, "t.trace.gz"), "wt") as f:
-                # one stall of 10000 ns, which the median leaves out
-                f.write("i 4000 p 0 0 2000 0 8000 1\n"
-                        "i 20500 p 0 0 20000 -1 8000 0\n")
-            evidence.trace_stalls.cache_clear()
+            stalled_trace(d)        # which the median leaves out
             r = {"venue": "g", "workload": "qd1", "variant": "w3",
                  "round": "1", "trace": "t.trace.gz",
                  "poll_entry_ns": "-900", "polled_iterations": "200",
