@@ -238,6 +238,43 @@ def poll_cap(pns, cap):
     return pns if cap is None or cap < 0 else min(pns, cap)
 
 
+def cpu_base(iters):
+    """the thread's mean CPU time in try_poll_mode() over the iterations
+    of @iters that did not poll (the clock reads and the checks before
+    polling, which every iteration pays); None where every iteration
+    polled (the backport with patches 1-15 on the Intel host): unknown,
+    not 0, and the caller takes the floor's instead.  Until 2026-12-06 it
+    was 0 there, and those runs' polling was measured with every
+    iteration's clock reads and checks in it, about 1 us per I/O"""
+    b = [it[3] for it in iters if it[3] is not None and
+         poll_cap(it[6], it[5]) == 0]
+    return int(sum(b) / len(b)) if b else None
+
+
+def wait_span(t0, t_poll, t_wait, caught, block_ns):
+    """(start, wait, polled_ns) of a blocking iteration, before a caught
+    wait is taken at its CPU time: where the wait starts, how long it
+    lasted and how long the run polled in it.  The wait's times count
+    from the start of aio_poll(): where the run's policy was given a
+    block_ns, from where that block_ns began (its wait ends at t_wait),
+    so that the wait is what the policy saw: at its growth boundary the
+    tens of ns of clock reads between t0 and aio_poll()'s own start
+    decide, and a thread preempted between the two saw a shorter wait
+    than t_wait - t0"""
+    start = t_wait - block_ns if block_ns and not caught else t0
+    wait = (t_poll if caught else t_wait) - start
+    polled_ns = (t_wait if caught else t_poll) - start
+    if caught and block_ns:
+        polled_ns = block_ns
+    elif polled_ns < 0:
+        # block_ns is shorter than t_wait - t_poll: the run's policy took
+        # the wait's end where polling ended (no fd wait after it) and the
+        # thread was held between the trace's own clock reads at polling's
+        # end and at the wait's; it polled for the whole wait
+        polled_ns = wait
+    return start, wait, polled_ns
+
+
 def complete(iters, window, sleep_ns, wakes=None):
     """(trace lines, measured figures); @wakes: parse_wakeups()'s times,
     which add each line's arrive_ns"""
@@ -250,16 +287,8 @@ def complete(iters, window, sleep_ns, wakes=None):
     # nothing paid beyond that and its polling time is the cost of entering
     # and leaving poll mode
     iters = in_window(iters, window)
-    base = [it[3] for it in iters if it[3] is not None and
-            poll_cap(it[6], it[5]) == 0]
-    # A run whose every iteration polled (the backport with patches 1-15
-    # on the Intel host) has no such iteration: its base is unknown, not
-    # 0, and the caller takes the floor's instead (cpu_base_ns None).  Until
-    # 2026-12-06 it was 0, and those runs' polling was measured with every
-    # iteration's clock reads and checks in it, about 1 us per I/O
-    known = bool(base)
-    base = int(sum(base) / len(base)) if base else 0
-    entry = [it[3] - base - poll_cap(it[6], it[5]) for it in iters
+    base = cpu_base(iters)
+    entry = [it[3] - (base or 0) - poll_cap(it[6], it[5]) for it in iters
              if it[3] is not None and poll_cap(it[6], it[5]) > 0 and
              not it[7]]
     # The waits that polled for their whole time and caught nothing: the
@@ -271,7 +300,7 @@ def complete(iters, window, sleep_ns, wakes=None):
     # was cut (the notifier, need_wait()), whose CPU is not their set time
     full = []
     meas = {"iterations": 0, "polling_ns": 0, "polling_cpu_ns": 0,
-            "set_min": None, "cpu_base_ns": base if known else None,
+            "set_min": None, "cpu_base_ns": base,
             "poll_entry_ns": int(sum(entry) / len(entry)) if entry else None,
             "polled_iterations": len(entry),
             "caught": 0, "slept": 0, "need_wait": 0,
@@ -289,27 +318,11 @@ def complete(iters, window, sleep_ns, wakes=None):
         end = "p" if polled or (bh and not nodes) else "f" if nodes else "t"
         slept = iter_slept((t0, t_poll, t_wait, cpu_poll, vcsw, cap, pns,
                             caught), sleep_ns)
-        # The wait's times count from the start of aio_poll(): where the
-        # run's policy was given a block_ns, from where that block_ns
-        # began (its wait ends at t_wait), so that the wait is what the
-        # policy saw: at its growth boundary the tens of ns of clock reads
-        # between t0 and aio_poll()'s own start decide, and a thread
-        # preempted between the two saw a shorter wait than t_wait - t0
-        start = t_wait - block_ns if block_ns and not caught else t0
-        wait = (t_poll if caught else t_wait) - start
-        polled_ns = (t_wait if caught else t_poll) - start
+        start, wait, polled_ns = wait_span(t0, t_poll, t_wait, caught,
+                                           block_ns)
         if caught and cpu_poll is not None:
             # what polling took to catch it, without preemption
-            wait = min(wait, max(cpu_poll - base, 0))
-        if caught and block_ns:
-            polled_ns = block_ns
-        elif polled_ns < 0:
-            # block_ns is shorter than t_wait - t_poll: the run's policy
-            # took the wait's end where polling ended (no fd wait after
-            # it) and the thread was held between the trace's own clock
-            # reads at polling's end and at the wait's; it polled for the
-            # whole wait
-            polled_ns = wait
+            wait = min(wait, max(cpu_poll - (base or 0), 0))
         cap_ns = poll_cap(pns, cap)
         if cpu_poll is not None and not caught and cap_ns > 0 and \
                 polled_ns >= cap_ns:

@@ -75,24 +75,19 @@ def classify(iters, sleep_ns=4000, fallback=None):
     """{class: [(cpu_ns or None, wall_ns, charge_ns, whole_ns)]} of the
     polled waits of @iters that polling did not end, and the base (the
     iterations' own, else @fallback)"""
-    base = [it[3] for it in iters if it[3] is not None and
-            complete.poll_cap(it[6], it[5]) == 0]
-    base = sum(base) / len(base) if base else fallback
+    base = complete.cpu_base(iters)
+    if base is None:
+        base = fallback
     out = {k: [] for k in CLASSES}
     for it in iters:
         t0, t_poll, t_wait, cpu, vcsw, cap, pns, caught = it[:8]
-        block_ns = it[11]
         set_ns = complete.poll_cap(pns, cap)
         if set_ns <= 0 or caught:
             continue
-        # as complete.py takes the wait and its polled_ns
-        start = t_wait - block_ns if block_ns else t0
-        wall = t_poll - start
-        if wall < 0:
-            # aio_poll() took the wait's end where polling ended and the
-            # thread was held before the trace's clock read there
-            wall = t_wait - start
-        whole = min(t_wait - start, set_ns)
+        # the wait and its polled_ns as the complete trace has them
+        _, wait, wall = complete.wait_span(t0, t_poll, t_wait, caught,
+                                           it[11])
+        whole = min(wait, set_ns)
         if complete.iter_slept(it, sleep_ns):
             k, charge = "slept", set_ns
             whole = set_ns
