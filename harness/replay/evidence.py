@@ -460,46 +460,47 @@ def stall_free_entry(traces, r):
     return e - run_stalls(traces, r)[0] // int(r["polled_iterations"])
 
 
-def entry_median(costs):
-    """the median of @costs, (cost, from full_entry()) pairs: a cost from
-    full_entry() as it is, another 0 where negative (a recording whose few
-    polling runs were mostly stalled, or whose cut waits pulled
-    poll_entry_ns below 0)"""
-    e, full = sorted(costs)[len(costs) // 2]
-    return e if full else max(e, 0)
+def charged_entry(traces, r, stalls=True):
+    """the cost of entering and leaving poll mode that the replay may charge
+    for a trace's run: stall_free_entry() (with @stalls False,
+    measured_entry(), stalls included, as the replay charged it until
+    2026-12-02), 0 where negative but from full_entry() (a recording whose
+    few polling runs were mostly stalled, or whose cut waits pulled
+    poll_entry_ns below 0); None where the run has none.  Taking 0 for
+    each negative figure gives the same medians as taking 0 for a negative
+    median, as the replay did before full_entry()"""
+    e = stall_free_entry(traces, r) if stalls else measured_entry(r)
+    if e is None or full_entry(r) is not None:
+        return e
+    return max(e, 0)
 
 
 def poll_entry(measured, traces, stalls=True):
     """the CPU of entering and leaving poll mode: the median over the traces
-    that polled in at least 100 iterations of what each measured, less its
-    stalls (stall_free_entry()), 0 where negative but from full_entry()
-    (entry_median()); with @stalls False, with them, as the replay charged
-    it until 2026-12-02"""
-    e = [(stall_free_entry(traces, r) if stalls else measured_entry(r),
-          full_entry(r) is not None) for r in measured]
-    e = [x for x in e if x[0] is not None]
-    return entry_median(e) if e else 0
+    that polled in at least 100 iterations of what each measured
+    (charged_entry()); 0 where none did"""
+    e = sorted(x for x in (charged_entry(traces, r, stalls)
+                           for r in measured) if x is not None)
+    return e[len(e) // 2] if e else 0
 
 
 def venue_entry(traces, measured, run, entry):
     """the cost of entering and leaving poll mode that the validation
     charges the traces of @run (its rows of @measured): the median of what
     the other runs of the same venue and workload measured, less their
-    stalls (stall_free_entry(); both rounds, every policy), 0 where
-    negative but from full_entry() (entry_median()); @entry where none of
-    them polled in 100 iterations or more.
+    stalls (charged_entry(); both rounds, every policy); @entry where none
+    of them polled in 100 iterations or more.
     The cost is the venue's (two IOThreads and a vCPU on two CPUs pay
     several times what one IOThread pays), and the run's own figure is
     left out, so that no prediction comes from the run it is judged
     against"""
     own = {r["trace"] for r in run}
-    e = [x for x in ((stall_free_entry(traces, r), full_entry(r) is not None)
-                     for r in measured
-                     if r["venue"] == run[0]["venue"] and
-                     r["workload"] == run[0]["workload"] and
-                     r["trace"] not in own)
-         if x[0] is not None]
-    return entry_median(e) if e else entry
+    e = sorted(x for x in (charged_entry(traces, r) for r in measured
+                           if r["venue"] == run[0]["venue"] and
+                           r["workload"] == run[0]["workload"] and
+                           r["trace"] not in own)
+               if x is not None)
+    return e[len(e) // 2] if e else entry
 
 
 def replay(a, traces, entry, extra=()):
@@ -792,11 +793,10 @@ def run_entry(traces, r, entry):
     measured, less its stalls (stall_free_entry()), where it polled in at
     least 100 iterations; else @entry.  A negative figure (the run's
     iterations that did not poll cost more there than those that polled,
-    beyond their polling and stalls) counts as 0, but from full_entry()"""
-    e = stall_free_entry(traces, r)
-    if e is None:
-        return entry
-    return e if full_entry(r) is not None else max(e, 0)
+    beyond their polling and stalls) counts as 0, but from full_entry()
+    (charged_entry())"""
+    e = charged_entry(traces, r)
+    return entry if e is None else e
 
 
 def replayed_row(a, trace, policy, entry, stalls=True):
