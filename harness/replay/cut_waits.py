@@ -29,10 +29,13 @@ takes instead, the floor's: the row's polling_cpu_overhead_ns over its
 iterations; else the CPU is left empty), the
 wall-clock time polling took (from where the wait starts to the end of
 try_poll_mode(), complete.py's polled_ns), and what
-aio-poll-replay charges a policy that polls as long as the run did:
-up to the cut for a cut wait (polled_charge()), the wait up to the time
-set for the others; "whole" is the charge before 2026-12-06, the wait up
-to the time set for every class.
+aio-poll-replay charges a policy that polls as long as the run did, at
+a cost of entering and leaving poll mode of 0: up to the cut for a cut
+wait (polled_charge()), the wait up to the time set for the others
+(the replay adds the cost, --poll-entry, to these: since 2026-12-06,
+late evening, what the run's full polls measured, evidence.py's
+full_entry(), which their CPU and charge here tell); "whole" is the
+charge before 2026-12-06, the wait up to the time set for every class.
 """
 
 import argparse
