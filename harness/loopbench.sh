@@ -14,8 +14,8 @@
 loopbench_usage() {
     cat <<'EOF'
 usage: ./apw loopbench [--rounds R] [--pattern P]... [--events-ms MS]
-                       [--fdmon poll|default] [--out DIR] [--report DIR]
-                       [--self-test]
+                       [--fdmon poll|default] [--price CPU:LATENCY]
+                       [--out DIR] [--report DIR] [--self-test]
 
 Runs harness/loopbench/aio_loop_bench, built against the unit builds of
 unpatched 10.2.2 ("unpatched", and "floor" with poll-max-ns=0), of the
@@ -41,9 +41,19 @@ gain over the floor that each keeps (latency: the median event).  About
                 aio_context_new() picks, io_uring here, where an event that
                 came through the fd keeps the next aio_poll() from polling
                 (need_wait()), so that in these patterns no build polls
+  --price CPU:LATENCY
+                add the variant "price": the whole series with another
+                price of a blocking wakeup compiled in (AIO_POLL_WAKEUP_NS
+                and AIO_POLL_WAKEUP_LATENCY_NS, ns; the tree has 8000:10000),
+                e.g. the host's own from harness/wakeup/wakeup_cost.c.  A
+                diagnostic, not a patch: harness/loopbench/price_build.py
+                compiles util/aio-posix.c again with the two constants
+                changed, beside the unit build (work/BASE/loopbench/
+                price-CPU-LATENCY/)
   --self-test   build the program against the series' full build (the
                 unit build where there is none) and run two short
-                functional checks (no timing is judged)
+                functional checks (no timing is judged); check that
+                price_build.py changes the constants and nothing else
 EOF
 }
 
@@ -103,6 +113,7 @@ loopbench_run() {
 
 cmd_loopbench() {
     local rounds=10 patterns=() ms=400 out= report= self= bin fdmon=poll
+    local price= pvar=()
     while [ $# -gt 0 ]; do
         case "$1" in
         -h|--help) loopbench_usage; return 0 ;;
@@ -110,6 +121,7 @@ cmd_loopbench() {
         --pattern) patterns+=(--pattern "${2:?}"); shift ;;
         --events-ms) ms=${2:?}; shift ;;
         --fdmon) fdmon=${2:?}; shift ;;
+        --price) price=${2:?}; shift ;;
         --out) out=${2:?}; shift ;;
         --report) report=${2:?}; shift ;;
         --self-test) self=1 ;;
@@ -130,12 +142,27 @@ cmd_loopbench() {
         fi
         harness_program "$bld" "$TREE" loopbench/aio_loop_bench.c "$bin/new"
         loopbench_self_test "$bin/new/aio_loop_bench"
+        callgrind_check_idle "$bld"
+        /usr/bin/python3 "$APW_ROOT/harness/loopbench/price_build.py" \
+            --check "$bld" "$TREE" "$BW/loopbench/price-check" ||
+            die "loopbench: the price build's check failed"
         return
     fi
     [[ $rounds =~ ^[1-9][0-9]*$ ]] || die "--rounds wants a number >= 1"
     case "$fdmon" in poll|default) ;; *) die "--fdmon must be poll or default" ;; esac
+    [ -z "$price" ] || [[ $price =~ ^[1-9][0-9]*:[0-9]+$ ]] ||
+        die "--price wants CPU:LATENCY in ns, e.g. 1847:3721"
     local f=--fdmon=$fdmon
     loopbench_build "$bin"
+    if [ -n "$price" ]; then
+        local pdir=$BW/loopbench/price-${price/:/-}
+        callgrind_check_idle "$BW/series/build-unit"
+        /usr/bin/python3 "$APW_ROOT/harness/loopbench/price_build.py" \
+            "$BW/series/build-unit" "$TREE" "${price%%:*}" "${price#*:}" \
+            "$pdir" >/dev/null || die "loopbench: the price build failed"
+        harness_program "$pdir/build" "$TREE" loopbench/aio_loop_bench.c "$bin/price"
+        pvar=(--variant "price=$bin/price/aio_loop_bench:--weight=3 $f")
+    fi
     [ -n "$out" ] || out=$BW/loopbench/$(date +%Y%m%d-%H%M%S)
     /usr/bin/python3 "$APW_ROOT/harness/loopbench/run.py" --out "$out" \
         --rounds "$rounds" --events-ms "$ms" ${patterns[@]+"${patterns[@]}"} \
@@ -143,6 +170,7 @@ cmd_loopbench() {
         --variant "floor=$bin/unpatched/aio_loop_bench:--max-ns=0 $f" \
         --variant "series=$bin/series/aio_loop_bench:--weight=3 $f" \
         --variant "new=$bin/new/aio_loop_bench:--weight=3 $f" \
-        --variant "new-floor=$bin/new/aio_loop_bench:--max-ns=0 --weight=3 $f"
+        --variant "new-floor=$bin/new/aio_loop_bench:--max-ns=0 --weight=3 $f" \
+        ${pvar[@]+"${pvar[@]}"}
     say "results in $out"
 }

@@ -1,13 +1,17 @@
 #!/usr/bin/python3
 """Unit tests of harness/loopbench/run.py: the run lengths, the ratios and
-the share of unpatched's latency gain, and the report on made-up samples."""
+the share of unpatched's latency gain, and the report on made-up samples;
+and of price_build.py's parts that need no compiler (the constants, the
+build folder of links, the compile command)."""
 import csv
+import json
 import os
 import sys
 import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import price_build  # noqa: E402
 import run  # noqa: E402
 
 
@@ -106,6 +110,77 @@ class Report(unittest.TestCase):
         self.assertIn("**met**", series[2])         # loop + notifier
         self.assertIn("**met**", series[6])         # all of the gain
         self.assertIn("loop + notifier", text)
+
+
+HEADER = """/* the price */
+#define AIO_POLL_WAKEUP_NS 8000
+/* AIO_POLL_WAKEUP_NS in a comment, not a definition */
+#define AIO_POLL_WAKEUP_LATENCY_NS 10000
+#define AIO_POLL_WAKEUP_NS_MAX 1
+"""
+
+
+class PriceBuild(unittest.TestCase):
+    def test_set_constants(self):
+        out = price_build.set_constants(HEADER, (1847, 3721))
+        self.assertIn("#define AIO_POLL_WAKEUP_NS 1847\n", out)
+        self.assertIn("#define AIO_POLL_WAKEUP_LATENCY_NS 3721\n", out)
+        # the rest of the header as it was
+        self.assertEqual(out.replace("1847", "8000").replace("3721", "10000"),
+                         HEADER)
+
+    def test_set_constants_refuses(self):
+        for bad in (HEADER.replace("#define AIO_POLL_WAKEUP_NS 8000\n", ""),
+                    HEADER + "#define AIO_POLL_WAKEUP_LATENCY_NS 5\n",
+                    HEADER.replace("_NS 8000", "_NS (8 * 1000)")):
+            with self.assertRaises(SystemExit):
+                price_build.set_constants(bad, (1, 2))
+
+    def test_compile_command(self):
+        with tempfile.TemporaryDirectory() as d:
+            cmd = ("ccache gcc -Ilibqemuutil.a.p -I. -O2 -MD -MQ x.o -MF x.o.d"
+                   " -o libqemuutil.a.p/util_aio-posix.c.o -c"
+                   " ../src/util/aio-posix.c")
+            with open(os.path.join(d, "compile_commands.json"), "w") as f:
+                json.dump([{"directory": d, "file": "../src/util/async.c",
+                            "command": "gcc -c ../src/util/async.c"},
+                           {"directory": d, "file": "../src/util/aio-posix.c",
+                            "command": cmd}], f)
+            cwd, args = price_build.compile_command(d)
+            self.assertEqual(cwd, d)
+            self.assertEqual(args, ["gcc", "-Ilibqemuutil.a.p", "-I.", "-O2"])
+
+    def test_link_farm(self):
+        with tempfile.TemporaryDirectory() as d:
+            build = os.path.join(d, "build")
+            objs = os.path.join(build, "libqemuutil.a.p")
+            os.makedirs(objs)
+            for name in ("util_aio-posix.c.o", "util_async.c.o"):
+                open(os.path.join(objs, name), "w").close()
+            with open(os.path.join(build, "libqemuutil.a"), "w") as f:
+                f.write("!<thin>\n")
+            open(os.path.join(build, "build.ninja"), "w").close()
+            dest = os.path.join(d, "price")
+            price_build.link_farm(build, dest)
+            self.assertEqual(sorted(os.listdir(dest)),
+                             ["build.ninja", "libqemuutil.a",
+                              "libqemuutil.a.p"])
+            self.assertTrue(os.path.islink(os.path.join(dest, "build.ninja")))
+            # the archive is a copy, so that its members are found in the
+            # copy's own folder
+            self.assertFalse(os.path.islink(os.path.join(dest,
+                                                         "libqemuutil.a")))
+            self.assertFalse(os.path.islink(os.path.join(dest,
+                                                         "libqemuutil.a.p")))
+            # every object but util/aio-posix.c's, linked
+            self.assertEqual(os.listdir(os.path.join(dest, "libqemuutil.a.p")),
+                             ["util_async.c.o"])
+            self.assertEqual(os.readlink(os.path.join(
+                dest, "libqemuutil.a.p", "util_async.c.o")),
+                os.path.join(objs, "util_async.c.o"))
+            # again: the folder is made anew
+            price_build.link_farm(build, dest)
+            self.assertEqual(len(os.listdir(dest)), 3)
 
 
 if __name__ == "__main__":
