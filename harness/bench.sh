@@ -430,7 +430,7 @@ bench_tree_rev() {
     src=$(sed -n "s/^SRC_PATH=//p" "$d/config-host.mak" 2>/dev/null | head -n 1)
     [ -z "$src" ] && src=$(dirname "$d")/src
     if [ -d "$src/.git" ]; then
-        echo "tree $(git -C "$src" describe --always --tags 2>/dev/null)$( [ -z "$(git -C "$src" status --porcelain --untracked-files=no 2>/dev/null)" ] || echo ' +uncommitted')"
+        echo "tree $(git -C "$src" describe --always --tags 2>/dev/null)$( [ -z "$(git -C "$src" status --porcelain --untracked-files=no 2>/dev/null)" ] || echo ' +uncommitted')$( [ ! -f "$d/price-build.txt" ] || echo ", a diagnostic build with $(head -n 1 "$d/price-build.txt")")"
     else
         echo "pristine $(cat "$src/VERSION" 2>/dev/null || echo "$APW_BASE")"
     fi

@@ -60,21 +60,22 @@ def ninja_split(s):
     return [ninja_unescape(p) for p in re.split(r'(?<!\$) +', s.strip()) if p]
 
 
-def link_edge(build):
-    """(rule, explicit inputs, {var: value}) of the test's link edge."""
-    head = f'build {TEST}: '
+def link_edge(build, target=TEST):
+    """({rule's variable: value}, explicit inputs, {edge's variable: value})
+    of the edge that links target (default the test)."""
+    head = f'build {target}: '
     rules, edge = {}, None
     with open(os.path.join(build, 'build.ninja')) as f:
         lines = f.read().split('\n')
     for i, line in enumerate(lines):
         if line.startswith('rule '):
             name = line[5:].strip()
+            rules[name] = {}
             for l in lines[i + 1:]:
                 if not l.startswith(' '):
                     break
                 k, _, v = l.strip().partition(' = ')
-                if k == 'command':
-                    rules[name] = v
+                rules[name][k] = v
         elif line.startswith(head):
             rest = line[len(head):]
             rule, _, rest = rest.partition(' ')
@@ -89,7 +90,7 @@ def link_edge(build):
     if edge is None:
         die(f'no "{head}" edge in {build}/build.ninja')
     rule, inputs, vars_ = edge
-    if rule not in rules:
+    if 'command' not in rules.get(rule, {}):
         die(f'no rule {rule} in {build}/build.ninja')
     return rules[rule], inputs, vars_
 
@@ -120,10 +121,11 @@ def main():
     if re.search(r'\bweight\b', m.group(1)):
         cflags.append('-DAPW_POLL_WEIGHT')
 
-    command, inputs, vars_ = link_edge(build)
+    rule, inputs, vars_ = link_edge(build)
+    command = rule['command']
     own = [p for p in inputs if p.endswith('.o') and TEST + '.p/' in p]
     others = [p for p in inputs if p not in own]
-    if 'rspfile' in command or '@$out.rsp' in command:
+    if 'rspfile' in rule or '@$out.rsp' in command:
         die('link rules with response files are not supported')
     missing = [p for p in others + shlex.split(vars_.get('LINK_ARGS', ''))
                if (p.endswith('.o') or p.endswith('.a')) and

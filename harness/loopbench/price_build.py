@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """A diagnostic build of the series with another price of a wakeup compiled in
 
-usage: price_build.py BUILD TREE CPU_NS LATENCY_NS OUT
-       price_build.py --check BUILD TREE OUT
+usage: price_build.py [--relink TARGET]... BUILD TREE CPU_NS LATENCY_NS OUT
+       price_build.py [--relink TARGET]... --check BUILD TREE OUT
 
 The policy of patches 9-16 prices a blocking wakeup with two constants of
 util/aio-posix.h, AIO_POLL_WAKEUP_NS (its CPU, 8000 ns in the tree) and
@@ -14,13 +14,16 @@ for util/aio-posix.c's object, compiled again with BUILD's own command
 whose two constants are CPU_NS and LATENCY_NS.  Everything else in OUT/build
 is a symbolic link into BUILD (libqemuutil.a, a thin archive, is copied, and
 its folder of objects is a folder of links), so
-harness/callgrind/build.py can build a program against it.  Nothing in BUILD
-or TREE changes.  Not a patch and not proposed: a diagnostic.
+harness/callgrind/build.py can build a program against it.  --relink TARGET
+(e.g. qemu-system-x86_64 of a full build) links TARGET again in OUT/build
+with BUILD's own link command (build.ninja), so that ./apw bench --variant
+price=OUT/build:... runs it.  Nothing in BUILD or TREE changes.  Not a patch
+and not proposed: a diagnostic.
 
 --check builds it twice, with the tree's own constants and with two others,
 and fails unless the first object's code (.text) is the build's own byte for
-byte and the second's differs: the copy changes the constants and nothing
-else.
+byte and the second's differs, and the same for each TARGET relinked: the
+copy changes the constants and nothing else.
 """
 
 import json
@@ -31,6 +34,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                '..', 'callgrind'))
+import build as cgbuild  # noqa: E402  (build.ninja's link edges)
 
 SRC = 'util/aio-posix.c'
 OBJ = 'libqemuutil.a.p/util_aio-posix.c.o'
@@ -65,23 +72,26 @@ def tree_constants(tree):
 
 
 def compile_command(build):
-    """(directory, argv) of BUILD's command for util/aio-posix.c, less its
-    source, output, depfile and ccache"""
+    """(directory, argv, source) of BUILD's command for util/aio-posix.c:
+    argv less its source, output, depfile and ccache; source as the command
+    names it"""
     with open(os.path.join(build, 'compile_commands.json')) as f:
         entries = [e for e in json.load(f) if e['file'].endswith(SRC)]
     if len(entries) != 1:
         die(f'no single {SRC} in {build}/compile_commands.json')
-    out, skip = [], 0
+    out, skip, src = [], 0, None
     for a in shlex.split(entries[0]['command']):
         if skip:
             skip -= 1
-        elif a in ('-MQ', '-MF', '-o', '-c'):
+        elif a in ('-MQ', '-MF', '-o'):
             skip = 1
-        elif a in ('-MD', 'ccache') or a.endswith(SRC):
-            pass
-        else:
+        elif a.endswith(SRC):
+            src = a
+        elif a not in ('-MD', '-c', 'ccache'):
             out.append(a)
-    return entries[0]['directory'], out
+    if src is None:
+        die(f'no {SRC} in its command in {build}/compile_commands.json')
+    return entries[0]['directory'], out, src
 
 
 def link_farm(build, dest):
@@ -102,8 +112,58 @@ def link_farm(build, dest):
                        os.path.join(dest, 'libqemuutil.a.p', name))
 
 
-def price_build(build, tree, cpu, latency, out):
-    """OUT/build, with util/aio-posix.c's object priced at cpu, latency"""
+def link_line(rule, inputs, vars_, target):
+    """(command, response file's text or None) of a link edge of
+    build.ninja, its variables expanded"""
+    def expand(text):
+        return (text.replace('$ARGS', vars_.get('ARGS', ''))
+                .replace('$LINK_ARGS', vars_.get('LINK_ARGS', ''))
+                .replace('$in', ' '.join(shlex.quote(p) for p in inputs))
+                .replace('$out', shlex.quote(target)))
+    if 'rspfile' in rule:
+        return expand(rule['command']), expand(rule['rspfile_content'])
+    return expand(rule['command']), None
+
+
+def unfold(dest, path):
+    """Make each folder on path (relative to dest) a folder of dest's own,
+    of links to the entries of the build's, so that what is written there
+    never reaches the build"""
+    here = dest
+    for part in path.split('/')[:-1]:
+        here = os.path.join(here, part)
+        if os.path.islink(here):
+            real = os.readlink(here)
+            if not os.path.isdir(real):
+                die(f'{real} is not a folder')
+            os.unlink(here)
+            os.mkdir(here)
+            for name in os.listdir(real):
+                os.symlink(os.path.join(real, name), os.path.join(here, name))
+        elif not os.path.isdir(here):
+            die(f'{here} is not a folder')
+
+
+def relink(dest, target):
+    """Link target again in dest (a link farm of a build), in place of its
+    link to the build's own"""
+    rule, inputs, vars_ = cgbuild.link_edge(dest, target)
+    command, rsp = link_line(rule, inputs, vars_, target)
+    unfold(dest, target)
+    path = os.path.join(dest, target)
+    if os.path.lexists(path):
+        if not os.path.islink(path):
+            die(f'{path} is not a link into the build')
+        os.unlink(path)
+    if rsp is not None:
+        with open(os.path.join(dest, target + '.rsp'), 'w') as f:
+            f.write(rsp)
+    subprocess.run(shlex.split(command), cwd=dest, check=True)
+
+
+def price_build(build, tree, cpu, latency, out, targets=()):
+    """OUT/build, with util/aio-posix.c's object priced at cpu, latency,
+    and each of targets linked again with it"""
     build, tree, out = (os.path.abspath(p) for p in (build, tree, out))
     for f in ('libqemuutil.a', OBJ, 'compile_commands.json'):
         if not os.path.exists(os.path.join(build, f)):
@@ -122,16 +182,27 @@ def price_build(build, tree, cpu, latency, out):
         f.write(header)
     dest = os.path.join(out, 'build')
     link_farm(build, dest)
-    cwd, args = compile_command(build)
+    cwd, args, orig = compile_command(build)
     # "aio-posix.h" comes from the copy's folder first; the tree's util/
-    # for the folder's other headers
+    # for the folder's other headers; __FILE__ (assertions) as the build
+    # spells it, so that the strings, and the code that points to them,
+    # stay the build's: the copy's as the command names the source, the
+    # tree's headers relative to the build, as ccache gives them under
+    # CCACHE_BASEDIR ($APW_WORK, harness/build.sh; --check fails where
+    # the build spelt them otherwise)
     args += ['-iquote', os.path.join(tree, 'util'),
+             '-fmacro-prefix-map=%s/=%s' % (os.path.join(out, 'src'),
+                                            orig[:-len(SRC)]),
+             '-fmacro-prefix-map=%s/=%s/' % (tree, os.path.relpath(tree, cwd)),
              '-o', os.path.join(dest, OBJ), '-c',
              os.path.join(src, 'aio-posix.c')]
     subprocess.run(args, cwd=cwd, check=True)
-    with open(os.path.join(out, 'meta.txt'), 'w') as f:
-        f.write(f'build {build}\ntree {tree}\n'
-                f'{CONSTANTS[0]} {cpu}\n{CONSTANTS[1]} {latency}\n')
+    for target in targets:
+        relink(dest, target)
+    # what ./apw bench's report says of the build (bench_tree_rev)
+    with open(os.path.join(dest, 'price-build.txt'), 'w') as f:
+        f.write(f'{CONSTANTS[0]} {cpu}, {CONSTANTS[1]} {latency} '
+                f'(harness/loopbench/price_build.py from {build})\n')
     return dest
 
 
@@ -143,27 +214,37 @@ def text(obj):
         return t.read()
 
 
-def check(build, tree, out):
-    own = text(os.path.join(build, OBJ))
-    if not own:
-        die(f'no .text in {build}/{OBJ}')
+def check(build, tree, out, targets=()):
+    files = [OBJ] + list(targets)
+    for f in files:
+        if not os.path.isfile(os.path.join(build, f)):
+            die(f'{build} has no {f}')
+    own = [text(os.path.join(build, f)) for f in files]
+    if not all(own):
+        die(f'no .text in {build}/{OBJ} or a target')
     values = tree_constants(tree)
-    same = price_build(build, tree, *values, os.path.join(out, 'same'))
-    if text(os.path.join(same, OBJ)) != own:
-        die('with the tree\'s own constants the object\'s code differs '
-            'from the build\'s')
+    same = price_build(build, tree, *values, os.path.join(out, 'same'),
+                       targets)
     other = [v * 3 + 7 for v in values]
-    diff = price_build(build, tree, *other, os.path.join(out, 'other'))
-    if text(os.path.join(diff, OBJ)) == own:
-        die('with other constants the object\'s code is the build\'s')
+    diff = price_build(build, tree, *other, os.path.join(out, 'other'),
+                       targets)
+    for f, code in zip(files, own):
+        if text(os.path.join(same, f)) != code:
+            die(f'with the tree\'s own constants the code of {f} differs '
+                'from the build\'s')
+        if text(os.path.join(diff, f)) == code:
+            die(f'with other constants the code of {f} is the build\'s')
     print(f'price build: the tree\'s constants {values} give the build\'s '
-          f'code, {other} another')
+          f'code, {other} another ({", ".join(files)})')
 
 
 def main():
-    a = sys.argv[1:]
+    a, targets = sys.argv[1:], []
+    while len(a) > 1 and a[0] == '--relink':
+        targets.append(a[1])
+        a = a[2:]
     if len(a) == 4 and a[0] == '--check':
-        check(*(os.path.abspath(p) for p in a[1:]))
+        check(*(os.path.abspath(p) for p in a[1:]), targets)
     elif len(a) == 5:
         try:
             cpu, latency = int(a[2]), int(a[3])
@@ -171,7 +252,7 @@ def main():
             die('CPU_NS and LATENCY_NS are numbers of ns')
         if cpu < 1 or latency < 0:
             die('CPU_NS must be at least 1 and LATENCY_NS at least 0')
-        print(price_build(a[0], a[1], cpu, latency, a[4]))
+        print(price_build(a[0], a[1], cpu, latency, a[4], targets))
     else:
         sys.exit(__doc__)
 

@@ -146,9 +146,10 @@ class PriceBuild(unittest.TestCase):
                             "command": "gcc -c ../src/util/async.c"},
                            {"directory": d, "file": "../src/util/aio-posix.c",
                             "command": cmd}], f)
-            cwd, args = price_build.compile_command(d)
+            cwd, args, src = price_build.compile_command(d)
             self.assertEqual(cwd, d)
             self.assertEqual(args, ["gcc", "-Ilibqemuutil.a.p", "-I.", "-O2"])
+            self.assertEqual(src, "../src/util/aio-posix.c")
 
     def test_link_farm(self):
         with tempfile.TemporaryDirectory() as d:
@@ -181,6 +182,36 @@ class PriceBuild(unittest.TestCase):
             # again: the folder is made anew
             price_build.link_farm(build, dest)
             self.assertEqual(len(os.listdir(dest)), 3)
+
+    def test_unfold(self):
+        """A target linked again in a subfolder is written to the copy's
+        own folder, never through a link into the build"""
+        with tempfile.TemporaryDirectory() as d:
+            build = os.path.join(d, "build")
+            os.makedirs(os.path.join(build, "libqemuutil.a.p"))
+            os.makedirs(os.path.join(build, "sd", "qapi"))
+            for name in ("sd/qsd", "sd/qapi/x.o", "libqemuutil.a"):
+                with open(os.path.join(build, name), "w") as f:
+                    f.write("build's")
+            dest = os.path.join(d, "price")
+            price_build.link_farm(build, dest)
+            self.assertTrue(os.path.islink(os.path.join(dest, "sd")))
+            price_build.unfold(dest, "sd/qsd")
+            self.assertFalse(os.path.islink(os.path.join(dest, "sd")))
+            self.assertEqual(sorted(os.listdir(os.path.join(dest, "sd"))),
+                             ["qapi", "qsd"])
+            for name in ("qapi", "qsd"):
+                self.assertEqual(os.readlink(os.path.join(dest, "sd", name)),
+                                 os.path.join(build, "sd", name))
+            os.unlink(os.path.join(dest, "sd", "qsd"))
+            with open(os.path.join(dest, "sd", "qsd"), "w") as f:
+                f.write("price's")
+            with open(os.path.join(build, "sd", "qsd")) as f:
+                self.assertEqual(f.read(), "build's")
+            # a folder already its own stays as it is
+            price_build.unfold(dest, "sd/qsd")
+            with open(os.path.join(dest, "sd", "qsd")) as f:
+                self.assertEqual(f.read(), "price's")
 
 
 if __name__ == "__main__":
