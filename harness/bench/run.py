@@ -66,7 +66,15 @@ FIELDS = [
     "iothread_nvcsw", "window_t0", "window_t1", "fio_cpu_ms", "other_cpu_ms",
     "other_window_s", "rate_iops", "props", "binary", "load1",
     "started", "note", "host_steal_ms",
+    "vcpu_cpu_ms", "worker_cpu_ms", "main_cpu_ms",
+    "vcpu_cpu_ms_per_kio", "worker_cpu_ms_per_kio", "main_cpu_ms_per_kio",
 ]
+
+# The guest's threads by name (-name debug-threads=on), whose CPU over the
+# window each row gives per group: the vCPUs ("CPU 0/TCG"), the thread
+# pool's workers (aio=threads) and the main loop (the process's first
+# thread).  The IOThreads are measured on their own (iothread_*).
+THREAD_GROUPS = (("vcpu", "CPU "), ("io", "IO "), ("worker", "worker"))
 
 # Syscalls an idle event-loop thread blocks in: io_uring_enter, ppoll,
 # poll, epoll_wait, epoll_pwait, epoll_pwait2.
@@ -258,6 +266,45 @@ def others_ticks():
     return sum(t for pid, (_, t) in procs.items() if pid not in mine)
 
 
+def thread_group(pid, tid, comm):
+    """The group of THREAD_GROUPS that thread tid of process pid, named
+    comm, belongs to: "main" for the process's first thread, "other" for
+    what no group names (QEMU's RCU thread, the wakeup tracer)"""
+    if tid == pid:
+        return "main"
+    for group, prefix in THREAD_GROUPS:
+        if comm.startswith(prefix):
+            return group
+    return "other"
+
+
+def task_ticks(pid):
+    """{tid: (group, utime+stime in ticks)} of every thread of pid now"""
+    out = {}
+    for path in glob.glob("/proc/%d/task/*/stat" % pid):
+        tid = int(path.split("/")[4])
+        try:
+            with open(path) as f:
+                text = f.read()
+        except OSError:
+            continue        # it ended while we looked
+        comm = text[text.index("(") + 1:text.rindex(")")]
+        out[tid] = (thread_group(pid, tid, comm), stat_ticks(text))
+    return out
+
+
+def group_ticks(t0, t1):
+    """{group: ticks} that each group's threads used between two task_ticks
+    snapshots: a thread that started in between counts from 0; one that
+    ended in between is not counted (pool workers end after 10 s idle;
+    the process's own total, qemu_cpu_ms, keeps their time)"""
+    out = {}
+    for tid, (group, ticks) in t1.items():
+        before = t0[tid][1] if tid in t0 and t0[tid][0] == group else 0
+        out[group] = out.get(group, 0) + ticks - before
+    return out
+
+
 def snapshot(pid, tids):
     """The process's CPU and, summed over the IOThreads tids (one tid or a
     list), their CPU, schedstat run time and context switches."""
@@ -278,7 +325,7 @@ def snapshot(pid, tids):
     with open("/proc/stat") as f:
         steal = steal_ticks(f.read().splitlines())
     snap = dict(cs, t=time.monotonic(), qemu=q, io=i, sched=s,
-                others=others_ticks())
+                others=others_ticks(), tasks=task_ticks(pid))
     if steal is not None:
         snap["steal"] = steal
     return snap
@@ -339,6 +386,10 @@ def window_metrics(s0, s1):
     if "steal" in s0 and "steal" in s1:
         m["host_steal_ms"] = round((s1["steal"] - s0["steal"]) * 1000.0 /
                                    CLK_TCK, 1)
+    if "tasks" in s0 and "tasks" in s1:
+        g = group_ticks(s0["tasks"], s1["tasks"])
+        for group in ("vcpu", "worker", "main"):
+            m[group + "_cpu_ms"] = g.get(group, 0) * 1000.0 / CLK_TCK
     return m
 
 
@@ -375,7 +426,8 @@ def finish_row(row):
     kio = row.get("ios", 0) / 1000.0
     if "other_cpu_ms" in row:
         row["other_cpu_ms"] = round(row["other_cpu_ms"], 1)
-    for k in ("qemu_cpu_ms", "iothread_cpu_ms", "iothread_sched_ms"):
+    for k in ("qemu_cpu_ms", "iothread_cpu_ms", "iothread_sched_ms",
+              "vcpu_cpu_ms", "worker_cpu_ms", "main_cpu_ms"):
         if k in row:
             row[k] = round(row[k], 1)
             if kio:

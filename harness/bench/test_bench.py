@@ -714,6 +714,34 @@ class MultiDisk(unittest.TestCase):
         self.assertEqual(run.pin_plan([10, 11], [20], {3, 1, 2}, True),
                          {10: 3, 11: 3, 20: 1})
 
+    def test_thread_groups(self):
+        self.assertEqual(run.thread_group(9, 9, "qemu-system-x86"), "main")
+        self.assertEqual(run.thread_group(9, 10, "CPU 0/TCG"), "vcpu")
+        self.assertEqual(run.thread_group(9, 11, "IO io1"), "io")
+        self.assertEqual(run.thread_group(9, 12, "worker"), "worker")
+        self.assertEqual(run.thread_group(9, 13, "call_rcu"), "other")
+        t0 = {9: ("main", 100), 10: ("vcpu", 50), 12: ("worker", 7),
+              13: ("worker", 3)}
+        # 13 ended, 14 started (from 0), 12 went on; a tid reused by
+        # another group counts from 0 too
+        t1 = {9: ("main", 130), 10: ("vcpu", 250), 12: ("worker", 17),
+              14: ("worker", 5), 15: ("other", 2)}
+        self.assertEqual(run.group_ticks(t0, t1),
+                         {"main": 30, "vcpu": 200, "worker": 15, "other": 2})
+        self.assertEqual(run.group_ticks(t0, {12: ("vcpu", 20)}),
+                         {"vcpu": 20})
+        tck = run.CLK_TCK
+        s0 = {"t": 1.0, "qemu": 0, "io": 0, "sched": 0, "tasks": t0}
+        s1 = {"t": 5.0, "qemu": 0, "io": 0, "sched": 0,
+              "tasks": {9: ("main", 100 + tck), 10: ("vcpu", 50 + 2 * tck)}}
+        row = run.finish_row(dict(run.window_metrics(s0, s1), ios=2000))
+        self.assertEqual((row["main_cpu_ms"], row["vcpu_cpu_ms"],
+                          row["worker_cpu_ms"]), (1000.0, 2000.0, 0.0))
+        self.assertEqual(row["vcpu_cpu_ms_per_kio"], 1000.0)
+        # the runner's own threads, by the same reading
+        tasks = run.snapshot(os.getpid(), os.getpid())["tasks"]
+        self.assertEqual(tasks[os.getpid()][0], "main")
+
     def test_snapshot_sums_iothreads(self):
         pid = os.getpid()
         one = run.snapshot(pid, pid)
