@@ -71,9 +71,10 @@ FIELDS = [
 ]
 
 # The guest's threads by name (-name debug-threads=on), whose CPU over the
-# window each row gives per group: the vCPUs ("CPU 0/TCG"), the thread
-# pool's workers (aio=threads) and the main loop (the process's first
-# thread).  The IOThreads are measured on their own (iothread_*).
+# window (schedstat run time) each row gives per group: the vCPUs ("CPU
+# 0/TCG"), the thread pool's workers (aio=threads) and the main loop (the
+# process's first thread).  The IOThreads are measured on their own
+# (iothread_*).
 THREAD_GROUPS = (("vcpu", "CPU "), ("io", "IO "), ("worker", "worker"))
 
 # Syscalls an idle event-loop thread blocks in: io_uring_enter, ppoll,
@@ -278,23 +279,26 @@ def thread_group(pid, tid, comm):
     return "other"
 
 
-def task_ticks(pid):
-    """{tid: (group, utime+stime in ticks)} of every thread of pid now"""
+def task_times(pid):
+    """{tid: (group, run time in ns)} of every thread of pid now, from
+    schedstat (ns, where utime+stime count 10 ms ticks: a pool worker uses
+    a few ticks per window)"""
     out = {}
-    for path in glob.glob("/proc/%d/task/*/stat" % pid):
+    for path in glob.glob("/proc/%d/task/*/schedstat" % pid):
         tid = int(path.split("/")[4])
         try:
             with open(path) as f:
-                text = f.read()
-        except OSError:
+                ns = int(f.read().split()[0])
+            with open(os.path.join(os.path.dirname(path), "comm")) as f:
+                comm = f.read().rstrip("\n")
+        except (OSError, IndexError, ValueError):
             continue        # it ended while we looked
-        comm = text[text.index("(") + 1:text.rindex(")")]
-        out[tid] = (thread_group(pid, tid, comm), stat_ticks(text))
+        out[tid] = (thread_group(pid, tid, comm), ns)
     return out
 
 
-def group_ticks(t0, t1):
-    """{group: ticks} that each group's threads used between two task_ticks
+def group_times(t0, t1):
+    """{group: ns} that each group's threads ran between two task_times
     snapshots: a thread that started in between counts from 0; one that
     ended in between is not counted (pool workers end after 10 s idle;
     the process's own total, qemu_cpu_ms, keeps their time)"""
@@ -325,7 +329,7 @@ def snapshot(pid, tids):
     with open("/proc/stat") as f:
         steal = steal_ticks(f.read().splitlines())
     snap = dict(cs, t=time.monotonic(), qemu=q, io=i, sched=s,
-                others=others_ticks(), tasks=task_ticks(pid))
+                others=others_ticks(), tasks=task_times(pid))
     if steal is not None:
         snap["steal"] = steal
     return snap
@@ -387,9 +391,9 @@ def window_metrics(s0, s1):
         m["host_steal_ms"] = round((s1["steal"] - s0["steal"]) * 1000.0 /
                                    CLK_TCK, 1)
     if "tasks" in s0 and "tasks" in s1:
-        g = group_ticks(s0["tasks"], s1["tasks"])
+        g = group_times(s0["tasks"], s1["tasks"])
         for group in ("vcpu", "worker", "main"):
-            m[group + "_cpu_ms"] = g.get(group, 0) * 1000.0 / CLK_TCK
+            m[group + "_cpu_ms"] = g.get(group, 0) / 1e6
     return m
 
 
