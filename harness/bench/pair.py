@@ -15,7 +15,13 @@ With --pool DIR (repeatable), the rounds of further runs of the same
 variants are pooled with RUN_DIR's, numbered on from one run to the
 next (bases.load()), as a run repeated to resolve a ratio is judged.
 
-usage: pair.py RUN_DIR A B [--pool DIR]... [--keep-disturbed] [--out FILE]
+With --threads, also the CPU per I/O of the guest's vCPU, of the thread
+pool's workers, of the main loop and of the whole process, and the write
+system calls per I/O of the vCPU, the workers and the IOThread (run.py's
+thread groups; runs made before 2026-12-07 do not have them: n/a).
+
+usage: pair.py RUN_DIR A B [--pool DIR]... [--keep-disturbed] [--threads]
+               [--out FILE]
 """
 
 import argparse
@@ -28,9 +34,16 @@ METRICS = [(stats.IO_CPU, "IOThread CPU per I/O"),
            ("iothread_vcsw_per_kio", "wakeups per I/O"),
            ("iops", "IOPS"),
            ("lat_mean_us", "mean latency")]
+THREADS = [("vcpu_cpu_ms_per_kio", "vCPU CPU per I/O"),
+           ("worker_cpu_ms_per_kio", "workers' CPU per I/O"),
+           ("main_cpu_ms_per_kio", "main loop CPU per I/O"),
+           ("qemu_cpu_ms_per_kio", "QEMU CPU per I/O"),
+           ("vcpu_writes_per_kio", "vCPU writes per I/O"),
+           ("worker_writes_per_kio", "workers' writes per I/O"),
+           ("io_writes_per_kio", "IOThread writes per I/O")]
 
 
-def pair(rows, a, b):
+def pair(rows, a, b, metrics=METRICS):
     """[(venue, workload, [(metric label, stats.interval of a/b or None)])]
     for every venue and workload where both variants ran"""
     out = []
@@ -40,17 +53,18 @@ def pair(rows, a, b):
         if not set(ra) & set(rb):
             continue
         cells = [(label, stats.interval(stats.paired(ra, rb, key)))
-                 for key, label in METRICS]
+                 for key, label in metrics]
         out.append((venue, workload, cells))
     return out
 
 
 def table(pairs, a, b):
     """The Markdown table of pair()'s result"""
+    labels = [label for label, _ in pairs[0][2]] if pairs else []
     lines = ["%s over %s, paired per round, geometric mean [95%% t "
              "interval] (rounds)" % (a, b), "",
-             "| venue, workload | %s |" % " | ".join(l for _, l in METRICS),
-             "|---|%s" % ("--:|" * len(METRICS))]
+             "| venue, workload | %s |" % " | ".join(labels),
+             "|---|%s" % ("--:|" * len(labels))]
     for venue, workload, cells in pairs:
         lines.append("| %s, %s | %s |" % (venue, workload, " | ".join(
             "n/a" if iv is None else
@@ -66,11 +80,13 @@ def main():
     ap.add_argument("--pool", action="append", default=[], metavar="DIR",
                     help="pool the rounds of this run too (repeatable)")
     ap.add_argument("--keep-disturbed", action="store_true")
+    ap.add_argument("--threads", action="store_true",
+                    help="also the CPU per I/O of the thread groups")
     ap.add_argument("--out")
     a = ap.parse_args()
     rows = bases.load([a.run_dir] + a.pool, None if a.keep_disturbed
                       else stats.OTHER_MAX_PCT)
-    pairs = pair(rows, a.a, a.b)
+    pairs = pair(rows, a.a, a.b, METRICS + (THREADS if a.threads else []))
     if not pairs:
         sys.exit("pair.py: %s and %s never ran in the same round of %s"
                  % (a.a, a.b, a.run_dir))

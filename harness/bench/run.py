@@ -68,6 +68,9 @@ FIELDS = [
     "started", "note", "host_steal_ms",
     "vcpu_cpu_ms", "worker_cpu_ms", "main_cpu_ms",
     "vcpu_cpu_ms_per_kio", "worker_cpu_ms_per_kio", "main_cpu_ms_per_kio",
+    "vcpu_writes", "worker_writes", "main_writes", "io_writes",
+    "vcpu_writes_per_kio", "worker_writes_per_kio", "main_writes_per_kio",
+    "io_writes_per_kio",
 ]
 
 # The guest's threads by name (-name debug-threads=on), whose CPU over the
@@ -279,33 +282,49 @@ def thread_group(pid, tid, comm):
     return "other"
 
 
+def syscw(text):
+    """The write system calls counted in a /proc/.../io file"""
+    for line in text.splitlines():
+        k, _, v = line.partition(":")
+        if k == "syscw":
+            return int(v)
+    raise ValueError("no syscw")
+
+
 def task_times(pid):
-    """{tid: (group, run time in ns)} of every thread of pid now, from
-    schedstat (ns, where utime+stime count 10 ms ticks: a pool worker uses
-    a few ticks per window)"""
+    """{tid: (group, run time in ns, write system calls)} of every thread
+    of pid now: schedstat (ns, where utime+stime count 10 ms ticks, a few
+    per window for a pool worker) and io's syscw (a vCPU's writes are
+    mostly the eventfd writes of its guest's virtqueue kicks, a worker's
+    those of aio_notify())"""
     out = {}
     for path in glob.glob("/proc/%d/task/*/schedstat" % pid):
         tid = int(path.split("/")[4])
+        d = os.path.dirname(path)
         try:
             with open(path) as f:
                 ns = int(f.read().split()[0])
-            with open(os.path.join(os.path.dirname(path), "comm")) as f:
+            with open(os.path.join(d, "comm")) as f:
                 comm = f.read().rstrip("\n")
+            with open(os.path.join(d, "io")) as f:
+                writes = syscw(f.read())
         except (OSError, IndexError, ValueError):
             continue        # it ended while we looked
-        out[tid] = (thread_group(pid, tid, comm), ns)
+        out[tid] = (thread_group(pid, tid, comm), ns, writes)
     return out
 
 
-def group_times(t0, t1):
-    """{group: ns} that each group's threads ran between two task_times
-    snapshots: a thread that started in between counts from 0; one that
-    ended in between is not counted (pool workers end after 10 s idle;
-    the process's own total, qemu_cpu_ms, keeps their time)"""
+def group_times(t0, t1, field=1):
+    """{group: sum} of what each group's threads added to a field of two
+    task_times snapshots (1: ns run, 2: writes): a thread that started in
+    between counts from 0; one that ended in between is not counted (pool
+    workers end after 10 s idle; the process's own total, qemu_cpu_ms,
+    keeps their time)"""
     out = {}
-    for tid, (group, ticks) in t1.items():
-        before = t0[tid][1] if tid in t0 and t0[tid][0] == group else 0
-        out[group] = out.get(group, 0) + ticks - before
+    for tid, now in t1.items():
+        group = now[0]
+        before = t0[tid][field] if tid in t0 and t0[tid][0] == group else 0
+        out[group] = out.get(group, 0) + now[field] - before
     return out
 
 
@@ -392,8 +411,11 @@ def window_metrics(s0, s1):
                                    CLK_TCK, 1)
     if "tasks" in s0 and "tasks" in s1:
         g = group_times(s0["tasks"], s1["tasks"])
+        w = group_times(s0["tasks"], s1["tasks"], 2)
         for group in ("vcpu", "worker", "main"):
             m[group + "_cpu_ms"] = g.get(group, 0) / 1e6
+        for group in ("vcpu", "worker", "main", "io"):
+            m[group + "_writes"] = w.get(group, 0)
     return m
 
 
@@ -438,6 +460,9 @@ def finish_row(row):
                 row[k + "_per_kio"] = round(row[k] / kio, 4)
     if kio and "iothread_vcsw" in row:
         row["iothread_vcsw_per_kio"] = round(row["iothread_vcsw"] / kio, 2)
+    for k in ("vcpu_writes", "worker_writes", "main_writes", "io_writes"):
+        if kio and k in row:
+            row[k + "_per_kio"] = round(row[k] / kio, 2)
     return row
 
 

@@ -89,6 +89,19 @@ class Pair(unittest.TestCase):
         text = pair.table(got, "w3", "p15")
         self.assertIn("w3 over p15", text)
         self.assertIn("| g, sat | 2.00 [2.00, 2.00] (2) |", text)
+        # the thread groups, where asked: a column each, n/a where a run
+        # has no such column
+        rows[("g", "sat", "w3")][1]["worker_cpu_ms_per_kio"] = 3
+        rows[("g", "sat", "w3")][2]["worker_cpu_ms_per_kio"] = 8
+        rows[("g", "sat", "p15")][1]["worker_cpu_ms_per_kio"] = 1.5
+        rows[("g", "sat", "p15")][2]["worker_cpu_ms_per_kio"] = 4
+        got = pair.pair(rows, "w3", "p15", pair.METRICS + pair.THREADS)
+        cells = dict(got[0][2])
+        self.assertEqual(cells["workers' CPU per I/O"][0], 2.0)
+        self.assertIsNone(cells["vCPU CPU per I/O"])
+        text = pair.table(got, "w3", "p15")
+        self.assertIn("| workers' CPU per I/O |", text)
+        self.assertIn("| 2.00 [2.00, 2.00] (2) | n/a |", text)
 
     def test_pool(self):
         # --pool: a second run's rounds counted with the first's, paired
@@ -720,24 +733,32 @@ class MultiDisk(unittest.TestCase):
         self.assertEqual(run.thread_group(9, 11, "IO io1"), "io")
         self.assertEqual(run.thread_group(9, 12, "worker"), "worker")
         self.assertEqual(run.thread_group(9, 13, "call_rcu"), "other")
-        t0 = {9: ("main", 100), 10: ("vcpu", 50), 12: ("worker", 7),
-              13: ("worker", 3)}
+        t0 = {9: ("main", 100, 1), 10: ("vcpu", 50, 5),
+              12: ("worker", 7, 2), 13: ("worker", 3, 1)}
         # 13 ended, 14 started (from 0), 12 went on; a tid reused by
         # another group counts from 0 too
-        t1 = {9: ("main", 130), 10: ("vcpu", 250), 12: ("worker", 17),
-              14: ("worker", 5), 15: ("other", 2)}
+        t1 = {9: ("main", 130, 1), 10: ("vcpu", 250, 45),
+              12: ("worker", 17, 4), 14: ("worker", 5, 3),
+              15: ("other", 2, 0)}
         self.assertEqual(run.group_times(t0, t1),
                          {"main": 30, "vcpu": 200, "worker": 15, "other": 2})
-        self.assertEqual(run.group_times(t0, {12: ("vcpu", 20)}),
+        self.assertEqual(run.group_times(t0, t1, 2),
+                         {"main": 0, "vcpu": 40, "worker": 5, "other": 0})
+        self.assertEqual(run.group_times(t0, {12: ("vcpu", 20, 3)}),
                          {"vcpu": 20})
         s0 = {"t": 1.0, "qemu": 0, "io": 0, "sched": 0, "tasks": t0}
         s1 = {"t": 5.0, "qemu": 0, "io": 0, "sched": 0,
-              "tasks": {9: ("main", 100 + 10 ** 9),
-                        10: ("vcpu", 50 + 2 * 10 ** 9)}}
+              "tasks": {9: ("main", 100 + 10 ** 9, 1),
+                        10: ("vcpu", 50 + 2 * 10 ** 9, 4005)}}
         row = run.finish_row(dict(run.window_metrics(s0, s1), ios=2000))
         self.assertEqual((row["main_cpu_ms"], row["vcpu_cpu_ms"],
                           row["worker_cpu_ms"]), (1000.0, 2000.0, 0.0))
         self.assertEqual(row["vcpu_cpu_ms_per_kio"], 1000.0)
+        self.assertEqual((row["vcpu_writes"], row["vcpu_writes_per_kio"],
+                          row["worker_writes_per_kio"]), (4000, 2000.0, 0.0))
+        self.assertEqual(run.syscw("rchar: 5\nsyscr: 2\nsyscw: 17\n"), 17)
+        with self.assertRaises(ValueError):
+            run.syscw("rchar: 5\n")
         # the runner's own threads, by the same reading
         tasks = run.snapshot(os.getpid(), os.getpid())["tasks"]
         self.assertEqual(tasks[os.getpid()][0], "main")
