@@ -17,8 +17,9 @@ next (bases.load()), as a run repeated to resolve a ratio is judged.
 
 With --threads, also the CPU per I/O of the guest's vCPU, of the thread
 pool's workers, of the main loop and of the whole process, and the write
-system calls per I/O of the vCPU, the workers and the IOThread (run.py's
-thread groups; runs made before 2026-12-07 do not have them: n/a).
+system calls per I/O of the vCPU, the workers and the IOThread, and the
+vCPU's involuntary context switches per I/O (run.py's thread groups; runs
+made before 2026-12-07 do not have them all: n/a).
 
 usage: pair.py RUN_DIR A B [--pool DIR]... [--keep-disturbed] [--threads]
                [--out FILE]
@@ -40,7 +41,8 @@ THREADS = [("vcpu_cpu_ms_per_kio", "vCPU CPU per I/O"),
            ("qemu_cpu_ms_per_kio", "QEMU CPU per I/O"),
            ("vcpu_writes_per_kio", "vCPU writes per I/O"),
            ("worker_writes_per_kio", "workers' writes per I/O"),
-           ("io_writes_per_kio", "IOThread writes per I/O")]
+           ("io_writes_per_kio", "IOThread writes per I/O"),
+           ("vcpu_nvcsw_per_kio", "vCPU preempted per I/O")]
 
 
 def pair(rows, a, b, metrics=METRICS):

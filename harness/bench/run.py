@@ -70,7 +70,7 @@ FIELDS = [
     "vcpu_cpu_ms_per_kio", "worker_cpu_ms_per_kio", "main_cpu_ms_per_kio",
     "vcpu_writes", "worker_writes", "main_writes", "io_writes",
     "vcpu_writes_per_kio", "worker_writes_per_kio", "main_writes_per_kio",
-    "io_writes_per_kio",
+    "io_writes_per_kio", "vcpu_nvcsw", "vcpu_nvcsw_per_kio",
 ]
 
 # The guest's threads by name (-name debug-threads=on), whose CPU over the
@@ -292,11 +292,13 @@ def syscw(text):
 
 
 def task_times(pid):
-    """{tid: (group, run time in ns, write system calls)} of every thread
-    of pid now: schedstat (ns, where utime+stime count 10 ms ticks, a few
-    per window for a pool worker) and io's syscw (a vCPU's writes are
-    mostly the eventfd writes of its guest's virtqueue kicks, a worker's
-    those of aio_notify())"""
+    """{tid: (group, run time in ns, write system calls, involuntary
+    context switches)} of every thread of pid now: schedstat (ns, where
+    utime+stime count 10 ms ticks, a few per window for a pool worker),
+    io's syscw (a vCPU's writes are mostly the eventfd writes of its
+    guest's virtqueue kicks, a worker's those of aio_notify()) and
+    status's nonvoluntary_ctxt_switches (a vCPU's: the times another
+    thread took its CPU)"""
     out = {}
     for path in glob.glob("/proc/%d/task/*/schedstat" % pid):
         tid = int(path.split("/")[4])
@@ -308,15 +310,18 @@ def task_times(pid):
                 comm = f.read().rstrip("\n")
             with open(os.path.join(d, "io")) as f:
                 writes = syscw(f.read())
-        except (OSError, IndexError, ValueError):
+            with open(os.path.join(d, "status")) as f:
+                nvcsw = ctxt_switches(f.read().splitlines())["nvcsw"]
+        except (OSError, IndexError, ValueError, KeyError):
             continue        # it ended while we looked
-        out[tid] = (thread_group(pid, tid, comm), ns, writes)
+        out[tid] = (thread_group(pid, tid, comm), ns, writes, nvcsw)
     return out
 
 
 def group_times(t0, t1, field=1):
     """{group: sum} of what each group's threads added to a field of two
-    task_times snapshots (1: ns run, 2: writes): a thread that started in
+    task_times snapshots (1: ns run, 2: writes, 3: involuntary context
+    switches): a thread that started in
     between counts from 0; one that ended in between is not counted (pool
     workers end after 10 s idle; the process's own total, qemu_cpu_ms,
     keeps their time)"""
@@ -416,6 +421,8 @@ def window_metrics(s0, s1):
             m[group + "_cpu_ms"] = g.get(group, 0) / 1e6
         for group in ("vcpu", "worker", "main", "io"):
             m[group + "_writes"] = w.get(group, 0)
+        m["vcpu_nvcsw"] = group_times(s0["tasks"], s1["tasks"], 3).get(
+            "vcpu", 0)
     return m
 
 
@@ -460,7 +467,8 @@ def finish_row(row):
                 row[k + "_per_kio"] = round(row[k] / kio, 4)
     if kio and "iothread_vcsw" in row:
         row["iothread_vcsw_per_kio"] = round(row["iothread_vcsw"] / kio, 2)
-    for k in ("vcpu_writes", "worker_writes", "main_writes", "io_writes"):
+    for k in ("vcpu_writes", "worker_writes", "main_writes", "io_writes",
+              "vcpu_nvcsw"):
         if kio and k in row:
             row[k + "_per_kio"] = round(row[k] / kio, 2)
     return row

@@ -733,29 +733,32 @@ class MultiDisk(unittest.TestCase):
         self.assertEqual(run.thread_group(9, 11, "IO io1"), "io")
         self.assertEqual(run.thread_group(9, 12, "worker"), "worker")
         self.assertEqual(run.thread_group(9, 13, "call_rcu"), "other")
-        t0 = {9: ("main", 100, 1), 10: ("vcpu", 50, 5),
-              12: ("worker", 7, 2), 13: ("worker", 3, 1)}
+        t0 = {9: ("main", 100, 1, 0), 10: ("vcpu", 50, 5, 2),
+              12: ("worker", 7, 2, 0), 13: ("worker", 3, 1, 0)}
         # 13 ended, 14 started (from 0), 12 went on; a tid reused by
         # another group counts from 0 too
-        t1 = {9: ("main", 130, 1), 10: ("vcpu", 250, 45),
-              12: ("worker", 17, 4), 14: ("worker", 5, 3),
-              15: ("other", 2, 0)}
+        t1 = {9: ("main", 130, 1, 0), 10: ("vcpu", 250, 45, 9),
+              12: ("worker", 17, 4, 1), 14: ("worker", 5, 3, 0),
+              15: ("other", 2, 0, 0)}
         self.assertEqual(run.group_times(t0, t1),
                          {"main": 30, "vcpu": 200, "worker": 15, "other": 2})
         self.assertEqual(run.group_times(t0, t1, 2),
                          {"main": 0, "vcpu": 40, "worker": 5, "other": 0})
-        self.assertEqual(run.group_times(t0, {12: ("vcpu", 20, 3)}),
+        self.assertEqual(run.group_times(t0, t1, 3)["vcpu"], 7)
+        self.assertEqual(run.group_times(t0, {12: ("vcpu", 20, 3, 1)}),
                          {"vcpu": 20})
         s0 = {"t": 1.0, "qemu": 0, "io": 0, "sched": 0, "tasks": t0}
         s1 = {"t": 5.0, "qemu": 0, "io": 0, "sched": 0,
-              "tasks": {9: ("main", 100 + 10 ** 9, 1),
-                        10: ("vcpu", 50 + 2 * 10 ** 9, 4005)}}
+              "tasks": {9: ("main", 100 + 10 ** 9, 1, 0),
+                        10: ("vcpu", 50 + 2 * 10 ** 9, 4005, 102)}}
         row = run.finish_row(dict(run.window_metrics(s0, s1), ios=2000))
         self.assertEqual((row["main_cpu_ms"], row["vcpu_cpu_ms"],
                           row["worker_cpu_ms"]), (1000.0, 2000.0, 0.0))
         self.assertEqual(row["vcpu_cpu_ms_per_kio"], 1000.0)
         self.assertEqual((row["vcpu_writes"], row["vcpu_writes_per_kio"],
                           row["worker_writes_per_kio"]), (4000, 2000.0, 0.0))
+        self.assertEqual((row["vcpu_nvcsw"], row["vcpu_nvcsw_per_kio"]),
+                         (100, 50.0))
         self.assertEqual(run.syscw("rchar: 5\nsyscr: 2\nsyscw: 17\n"), 17)
         with self.assertRaises(ValueError):
             run.syscw("rchar: 5\n")
