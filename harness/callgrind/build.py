@@ -28,27 +28,27 @@ def die(msg):
     sys.exit('apw: error: callgrind build: ' + msg)
 
 
-def compile_args(build, src):
-    """The test's compile command, less its source, output and depfile."""
+def compile_command(build, path):
+    """(directory, argv, source) of BUILD's compile command for the source
+    whose name ends in path (compile_commands.json): argv less the source,
+    its output, its depfile and ccache; source as the command names it."""
     with open(os.path.join(build, 'compile_commands.json')) as f:
-        entries = json.load(f)
-    for e in entries:
-        if e['file'].endswith(TEST + '.c'):
-            break
-    else:
-        die(f'no {TEST}.c in {build}/compile_commands.json')
-    args = shlex.split(e['command'])
-    out, skip = [], 0
-    for a in args:
+        entries = [e for e in json.load(f) if e['file'].endswith(path)]
+    if len(entries) != 1:
+        die(f'no single {path} in {build}/compile_commands.json')
+    out, skip, source = [], 0, None
+    for a in shlex.split(entries[0]['command']):
         if skip:
             skip -= 1
-        elif a in ('-MQ', '-MF', '-o', '-c'):
+        elif a in ('-MQ', '-MF', '-o'):
             skip = 1
-        elif a == '-MD' or a == 'ccache' or a.endswith(TEST + '.c'):
-            pass
-        else:
+        elif a.endswith(path):
+            source = a
+        elif a not in ('-MD', '-c', 'ccache'):
             out.append(a)
-    return e['directory'], out
+    if source is None:
+        die(f'no {path} in its command in {build}/compile_commands.json')
+    return entries[0]['directory'], out, source
 
 
 def ninja_unescape(s):
@@ -95,13 +95,26 @@ def link_edge(build, target=TEST):
     return rules[rule], inputs, vars_
 
 
+def link_line(rule, inputs, vars_, target):
+    """(command, response file's text or None) of a link edge of
+    build.ninja, its variables expanded"""
+    def expand(text):
+        return (text.replace('$ARGS', vars_.get('ARGS', ''))
+                .replace('$LINK_ARGS', vars_.get('LINK_ARGS', ''))
+                .replace('$in', ' '.join(shlex.quote(p) for p in inputs))
+                .replace('$out', shlex.quote(target)))
+    if 'rspfile' in rule:
+        return expand(rule['command']), expand(rule['rspfile_content'])
+    return expand(rule['command']), None
+
+
 def main():
     if len(sys.argv) != 5:
         sys.exit(__doc__)
     build, tree, src, outdir = (os.path.abspath(a) for a in sys.argv[1:])
     os.makedirs(outdir, exist_ok=True)
 
-    cwd, cflags = compile_args(build, src)
+    cwd, cflags, _ = compile_command(build, TEST + '.c')
     # A tree that changed after its library was built would be measured as
     # something it is not (a shared build folder in the middle of a rebuild)
     lib = os.path.join(build, 'libqemuutil.a')
@@ -143,11 +156,7 @@ def main():
         exe = os.path.join(outdir, variant)
         cc = cflags + extra + ['-o', obj, '-c', src]
         subprocess.run(cc, cwd=cwd, check=True)
-        line = (command.replace('$ARGS', vars_.get('ARGS', ''))
-                .replace('$LINK_ARGS', vars_.get('LINK_ARGS', ''))
-                .replace('$out', shlex.quote(exe))
-                .replace('$in', ' '.join(shlex.quote(p)
-                                         for p in others + [obj])))
+        line, _ = link_line(rule, others + [obj], vars_, exe)
         subprocess.run(shlex.split(line), cwd=build, check=True)
         print(exe)
 

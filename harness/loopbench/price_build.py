@@ -26,7 +26,6 @@ byte and the second's differs, and the same for each TARGET relinked: the
 copy changes the constants and nothing else.
 """
 
-import json
 import os
 import re
 import shlex
@@ -37,7 +36,7 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 '..', 'callgrind'))
-import build as cgbuild  # noqa: E402  (build.ninja's link edges)
+import build as cgbuild  # noqa: E402  (compile and link commands)
 
 SRC = 'util/aio-posix.c'
 OBJ = 'libqemuutil.a.p/util_aio-posix.c.o'
@@ -48,50 +47,28 @@ def die(msg):
     sys.exit('apw: error: price build: ' + msg)
 
 
+def definition(header, name):
+    """The pattern of name's one definition as a number in header"""
+    pat = re.compile(r'^(#define %s )(\d+)$' % name, re.M)
+    if len(pat.findall(header)) != 1:
+        die(f'{name} is not defined once as a number in util/aio-posix.h')
+    return pat
+
+
 def set_constants(header, values):
     """header's text with each of CONSTANTS defined as its value in values;
     each must be defined exactly once, as a number"""
     for name, value in zip(CONSTANTS, values):
-        pat = re.compile(r'^(#define %s )(\d+)$' % name, re.M)
-        if len(pat.findall(header)) != 1:
-            die(f'{name} is not defined once as a number in util/aio-posix.h')
-        header = pat.sub(lambda m: m.group(1) + str(value), header)
+        header = definition(header, name).sub(
+            lambda m: m.group(1) + str(value), header)
     return header
 
 
 def tree_constants(tree):
     with open(os.path.join(tree, 'util/aio-posix.h')) as f:
         header = f.read()
-    out = []
-    for name in CONSTANTS:
-        m = re.findall(r'^#define %s (\d+)$' % name, header, re.M)
-        if len(m) != 1:
-            die(f'{name} is not defined once as a number in {tree}')
-        out.append(int(m[0]))
-    return out
-
-
-def compile_command(build):
-    """(directory, argv, source) of BUILD's command for util/aio-posix.c:
-    argv less its source, output, depfile and ccache; source as the command
-    names it"""
-    with open(os.path.join(build, 'compile_commands.json')) as f:
-        entries = [e for e in json.load(f) if e['file'].endswith(SRC)]
-    if len(entries) != 1:
-        die(f'no single {SRC} in {build}/compile_commands.json')
-    out, skip, src = [], 0, None
-    for a in shlex.split(entries[0]['command']):
-        if skip:
-            skip -= 1
-        elif a in ('-MQ', '-MF', '-o'):
-            skip = 1
-        elif a.endswith(SRC):
-            src = a
-        elif a not in ('-MD', '-c', 'ccache'):
-            out.append(a)
-    if src is None:
-        die(f'no {SRC} in its command in {build}/compile_commands.json')
-    return entries[0]['directory'], out, src
+    return [int(definition(header, name).search(header).group(2))
+            for name in CONSTANTS]
 
 
 def link_farm(build, dest):
@@ -110,19 +87,6 @@ def link_farm(build, dest):
         if name != os.path.basename(OBJ):
             os.symlink(os.path.join(objs, name),
                        os.path.join(dest, 'libqemuutil.a.p', name))
-
-
-def link_line(rule, inputs, vars_, target):
-    """(command, response file's text or None) of a link edge of
-    build.ninja, its variables expanded"""
-    def expand(text):
-        return (text.replace('$ARGS', vars_.get('ARGS', ''))
-                .replace('$LINK_ARGS', vars_.get('LINK_ARGS', ''))
-                .replace('$in', ' '.join(shlex.quote(p) for p in inputs))
-                .replace('$out', shlex.quote(target)))
-    if 'rspfile' in rule:
-        return expand(rule['command']), expand(rule['rspfile_content'])
-    return expand(rule['command']), None
 
 
 def unfold(dest, path):
@@ -148,7 +112,7 @@ def relink(dest, target):
     """Link target again in dest (a link farm of a build), in place of its
     link to the build's own"""
     rule, inputs, vars_ = cgbuild.link_edge(dest, target)
-    command, rsp = link_line(rule, inputs, vars_, target)
+    command, rsp = cgbuild.link_line(rule, inputs, vars_, target)
     unfold(dest, target)
     path = os.path.join(dest, target)
     if os.path.lexists(path):
@@ -182,7 +146,7 @@ def price_build(build, tree, cpu, latency, out, targets=()):
         f.write(header)
     dest = os.path.join(out, 'build')
     link_farm(build, dest)
-    cwd, args, orig = compile_command(build)
+    cwd, args, orig = cgbuild.compile_command(build, SRC)
     # "aio-posix.h" comes from the copy's folder first; the tree's util/
     # for the folder's other headers; __FILE__ (assertions) as the build
     # spells it, so that the strings, and the code that points to them,

@@ -7,8 +7,11 @@ import csv
 import json
 import os
 import sys
+import contextlib
+import io
 import tempfile
 import unittest
+import unittest.mock
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import price_build  # noqa: E402
@@ -146,7 +149,8 @@ class PriceBuild(unittest.TestCase):
                             "command": "gcc -c ../src/util/async.c"},
                            {"directory": d, "file": "../src/util/aio-posix.c",
                             "command": cmd}], f)
-            cwd, args, src = price_build.compile_command(d)
+            cwd, args, src = price_build.cgbuild.compile_command(
+                d, "util/aio-posix.c")
             self.assertEqual(cwd, d)
             self.assertEqual(args, ["gcc", "-Ilibqemuutil.a.p", "-I.", "-O2"])
             self.assertEqual(src, "../src/util/aio-posix.c")
@@ -182,6 +186,47 @@ class PriceBuild(unittest.TestCase):
             # again: the folder is made anew
             price_build.link_farm(build, dest)
             self.assertEqual(len(os.listdir(dest)), 3)
+
+    def test_check(self):
+        """--check passes only where the tree's own constants give the
+        build's code and others do not, for the object and each target"""
+        with tempfile.TemporaryDirectory() as d:
+            build = os.path.join(d, "build")
+            os.makedirs(os.path.join(build, "libqemuutil.a.p"))
+            for f in (price_build.OBJ, "qemu"):
+                open(os.path.join(build, f), "w").close()
+            tree = os.path.join(d, "tree")
+            os.makedirs(os.path.join(tree, "util"))
+            with open(os.path.join(tree, "util", "aio-posix.h"), "w") as f:
+                f.write(HEADER)
+
+            def fake_build(build_, tree_, cpu, latency, out, targets):
+                return os.path.join(out, "%d-%d" % (cpu, latency))
+
+            def run_check(code):
+                with unittest.mock.patch.object(
+                        price_build, "price_build", fake_build), \
+                        unittest.mock.patch.object(
+                            price_build, "text",
+                            lambda path: code(os.path.relpath(path, d))), \
+                        contextlib.redirect_stdout(io.StringIO()):
+                    price_build.check(build, tree, os.path.join(d, "out"),
+                                      ["qemu"])
+
+            def good(rel):
+                # the build's code, again with 8000:10000, other otherwise
+                return b"own" if rel.startswith("build/") or \
+                    "/8000-10000/" in rel else b"other"
+            run_check(good)
+            for bad in (
+                    # the tree's constants do not give the build's code
+                    lambda rel: b"x" if "8000-10000/qemu" in rel
+                    else good(rel),
+                    # other constants give the build's code
+                    lambda rel: b"own" if rel.endswith("/" + price_build.OBJ)
+                    else good(rel)):
+                with self.assertRaises(SystemExit):
+                    run_check(bad)
 
     def test_unfold(self):
         """A target linked again in a subfolder is written to the copy's
