@@ -3,77 +3,56 @@
 without meson or ninja.
 
 It compiles the tool with the flags that the build uses for
-tests/unit/test-aio-poll-weight.c (compile_commands.json) and links it with
-the inputs and libraries of that test's link line (build.ninja):
-libqemuutil.a and the objects it needs.  The build folder is only read,
-and must have been built already (libqemuutil.a present).
+tests/unit/test-aio-poll-weight.c (compile_commands.json), less that test's
+private include folders, and links it the way build.ninja links that test
+(its inputs other than its own object, and its LINK_ARGS: libqemuutil.a and
+the libraries it needs).  The commands are read by
+harness/callgrind/build.py's compile_command(), link_edge() and link_line().
+The build folder is only read, and must have been built already
+(libqemuutil.a present).
 
 Usage: build.py BUILD_DIR SOURCE OUTPUT
 """
 
+import importlib.util
 import os
 import shlex
 import subprocess
 import sys
 
-REF_SOURCE = "tests/unit/test-aio-poll-weight.c"
-REF_TARGET = "tests/unit/test-aio-poll-weight"
+
+def _load(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def compile_args(build):
-    import json
-    with open(os.path.join(build, "compile_commands.json")) as f:
-        entries = json.load(f)
-    for e in entries:
-        if e["file"].endswith(REF_SOURCE):
-            args = shlex.split(e["command"])
-            break
-    else:
-        sys.exit(f"build.py: no {REF_SOURCE} in {build}/compile_commands.json"
-                 " (a build without tests?)")
-    out = []
-    skip = 0
-    for a in args:
-        if skip:
-            skip -= 1
-            continue
-        if a == "ccache":
-            continue
-        if a in ("-MQ", "-MF", "-o", "-c"):
-            skip = 1
-            continue
-        if a == "-MD" or a.endswith(REF_SOURCE):
-            continue
-        # The reference's own private include folders
-        if a.startswith("-Itests/unit") or a.endswith("/tests/unit"):
-            continue
-        out.append(a)
-    return out
+# The compile and link commands: harness/callgrind/build.py (a module of the
+# same name as this one, hence loaded by path)
+cgbuild = _load("cgbuild", os.path.join(os.path.dirname(
+    os.path.abspath(__file__)), "..", "callgrind", "build.py"))
+
+REF_TEST = "tests/unit/test-aio-poll-weight"
 
 
-def link_args(build):
-    """Inputs (but the test's own object) and LINK_ARGS of the test."""
-    with open(os.path.join(build, "build.ninja")) as f:
-        lines = f.read().split("\n")
-    head = f"build {REF_TARGET}: "
-    for i, line in enumerate(lines):
-        if line.startswith(head):
-            break
-    else:
-        sys.exit(f"build.py: no '{REF_TARGET}' in {build}/build.ninja")
-    explicit = line[len(head):].split(" | ")[0].split()
-    rule, inputs = explicit[0], explicit[1:]
-    inputs = [x for x in inputs if "test-aio-poll-weight.p/" not in x]
-    link = []
-    for extra in lines[i + 1:]:
-        if not extra.startswith(" "):
-            break
-        key, _, value = extra.strip().partition(" = ")
-        if key == "LINK_ARGS":
-            link = shlex.split(value)
-    if rule != "c_LINKER" or not link:
-        sys.exit(f"build.py: unexpected link rule for {REF_TARGET}: {rule}")
-    return inputs, link
+def private_include(arg):
+    """The reference test's own include folders, not the tool's."""
+    return arg.startswith("-Itests/unit") or arg.endswith("/tests/unit")
+
+
+def commands(build, source, output):
+    """[(what, argv, cwd)] that compile SOURCE and link OUTPUT."""
+    cwd, cflags, _ = cgbuild.compile_command(build, REF_TEST + ".c")
+    obj = output + ".o"
+    cc = [a for a in cflags if not private_include(a)]
+    rule, inputs, vars_ = cgbuild.link_edge(build, REF_TEST)
+    others = [p for p in inputs if REF_TEST + ".p/" not in p]
+    line, rsp = cgbuild.link_line(rule, others + [obj], vars_, output)
+    if rsp is not None:
+        sys.exit(f"build.py: {REF_TEST}'s link rule has a response file")
+    return [("compile", cc + ["-o", obj, "-c", source], cwd),
+            ("link", shlex.split(line), build)]
 
 
 def main():
@@ -81,15 +60,10 @@ def main():
         sys.exit(__doc__)
     build, source, output = (os.path.abspath(a) for a in sys.argv[1:])
     os.makedirs(os.path.dirname(output), exist_ok=True)
-    obj = output + ".o"
-    cc = compile_args(build)
-    inputs, link = link_args(build)
-    for what, cmd in (("compile", cc[:1] + cc[1:] + ["-o", obj, "-c", source]),
-                      ("link", ["gcc", "-m64", "-o", output, obj] + inputs
-                       + link)):
-        r = subprocess.run(cmd, cwd=build)
+    for what, cmd, cwd in commands(build, source, output):
+        r = subprocess.run(cmd, cwd=cwd)
         if r.returncode:
-            print(f"build.py: {what} failed:\n  cd {build} && "
+            print(f"build.py: {what} failed:\n  cd {cwd} && "
                   + shlex.join(cmd), file=sys.stderr)
             sys.exit(1)
 

@@ -23,6 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import evidence  # noqa: E402
 import own_cost  # noqa: E402
+import build as replay_build  # noqa: E402
 
 COMPLETE = os.path.join(HERE, "complete.py")
 
@@ -1362,6 +1363,41 @@ class OwnCost(unittest.TestCase):
         self.assertAlmostEqual(g2[4], 3.0)
         self.assertAlmostEqual(g2[7], 531 / 80000)
         self.assertIsNone(g2[8])
+
+
+class ReplayBuild(unittest.TestCase):
+    """build.py compiles the tool with the reference test's flags, less
+    that test's own include folders, and links it with the test's inputs
+    but its own object."""
+
+    REF = "tests/unit/test-aio-poll-weight"
+
+    def test_commands(self):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "compile_commands.json"), "w") as f:
+                json.dump([{
+                    "directory": d,
+                    "file": "../" + self.REF + ".c",
+                    "command": "ccache cc -m64 -Itests/unit -I../tests/unit "
+                    "-Iinclude -O2 -MD -MQ x.o -MF x.d -o " + self.REF
+                    + ".p/t.c.o -c ../" + self.REF + ".c"}], f)
+            with open(os.path.join(d, "build.ninja"), "w") as f:
+                f.write("rule c_LINKER\n"
+                        " command = cc $ARGS -o $out $in $LINK_ARGS\n"
+                        "build " + self.REF + ": c_LINKER " + self.REF
+                        + ".p/t.c.o libqemuutil.a.p/x.o | dep\n"
+                        " LINK_ARGS = -Wl,--start-group libqemuutil.a "
+                        "-lglib-2.0 -Wl,--end-group\n")
+            cmds = replay_build.commands(d, "/src/tool.c", "/out/tool")
+        (what, cc, cwd), (what2, link, lcwd) = cmds
+        self.assertEqual((what, cwd, what2, lcwd),
+                         ("compile", d, "link", d))
+        self.assertEqual(cc, ["cc", "-m64", "-Iinclude", "-O2", "-o",
+                              "/out/tool.o", "-c", "/src/tool.c"])
+        self.assertEqual(link, ["cc", "-o", "/out/tool",
+                                "libqemuutil.a.p/x.o", "/out/tool.o",
+                                "-Wl,--start-group", "libqemuutil.a",
+                                "-lglib-2.0", "-Wl,--end-group"])
 
 if __name__ == "__main__":
     unittest.main()
