@@ -16,7 +16,9 @@ nudging poll-max-ns by 1 ns every --kick seconds: a policy that settles
 on one polling time (the series' last patch does, over steady waits)
 logs no events until a parameter change restarts it, and how often it
 changes its time depends on the host (16 to 365 events in 3 s on the
-same machine, 2026-12-05).
+same machine, 2026-12-05; on an AMD host the backport at patch 16 gave
+9 events in 15 s in one phase, and 20 in 5.8-11.8 s in others,
+2026-12-07: hence up to 45 s a phase).
 
 Pass iff, in every phase:
   - qom-get and the QMP reply agree with the value set,
@@ -28,8 +30,8 @@ property's value fails: the events keep showing the constant (or the
 default) whatever qom-set says.  The weights of the phases differ from
 each other, so no constant can match them all.
 
-Example (about 15 s, up to a minute where the policy changes its time
-rarely; needs fio with the nbd engine):
+Example (about 15 s, up to two minutes where the policy changes its
+time rarely; needs fio with the nbd engine):
   /usr/bin/python3 harness/e2e/weight_test.py \\
       --qsd work/10.2.2/series/build-all/storage-daemon/qemu-storage-daemon \\
       --qemu-src work/10.2.2/series/src
@@ -93,9 +95,9 @@ def parse_args(argv):
     p.add_argument("--phase", type=float, default=3.0,
                    help="seconds of events collected per weight, at least "
                    "(default 3)")
-    p.add_argument("--max-phase", type=float, default=15.0,
+    p.add_argument("--max-phase", type=float, default=45.0,
                    help="seconds of events collected per weight, at most, "
-                   "while fewer than --min-events have come (default 15)")
+                   "while fewer than --min-events have come (default 45)")
     p.add_argument("--settle", type=float, default=0.5,
                    help="seconds after qom-set before collecting "
                         "(default 0.5)")
