@@ -34,9 +34,11 @@ import subprocess
 import sys
 import tempfile
 
+# The compile and link commands: harness/callgrind/build.py, imported as a
+# module of the package harness/callgrind (as harness/replay/build.py does)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                '..', 'callgrind'))
-import build as cgbuild  # noqa: E402  (compile and link commands)
+                                '..'))
+from callgrind import build as cgbuild  # noqa: E402
 
 SRC = 'util/aio-posix.c'
 OBJ = 'libqemuutil.a.p/util_aio-posix.c.o'

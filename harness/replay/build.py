@@ -14,24 +14,16 @@ The build folder is only read, and must have been built already
 Usage: build.py BUILD_DIR SOURCE OUTPUT
 """
 
-import importlib.util
 import os
 import shlex
 import subprocess
 import sys
 
-
-def _load(name, path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-# The compile and link commands: harness/callgrind/build.py (a module of the
-# same name as this one, hence loaded by path)
-cgbuild = _load("cgbuild", os.path.join(os.path.dirname(
-    os.path.abspath(__file__)), "..", "callgrind", "build.py"))
+# The compile and link commands: harness/callgrind/build.py, imported as a
+# module of the package harness/callgrind (this file has the same name)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                ".."))
+from callgrind import build as cgbuild  # noqa: E402
 
 REF_TEST = "tests/unit/test-aio-poll-weight"
 
