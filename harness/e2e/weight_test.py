@@ -12,13 +12,18 @@ The test runs phases: io1 is created with --start-weight, then QMP
 qom-sets each of --weights in turn.  In each phase, after a short settle
 time, it collects the events that the daemon logs for --phase seconds,
 and on until --min-events have come or --max-phase seconds have passed,
-nudging poll-max-ns by 1 ns every --kick seconds: a policy that settles
-on one polling time (the series' last patch does, over steady waits)
-logs no events until a parameter change restarts it, and how often it
-changes its time depends on the host (16 to 365 events in 3 s on the
-same machine, 2026-12-05; on an AMD host the backport at patch 16 gave
-9 events in 15 s in one phase, and 20 in 5.8-11.8 s in others,
-2026-12-07: hence up to 45 s a phase).
+switching poll-max-ns between 32768 and --kick-low-ns every --kick
+seconds.  A policy that settles on one polling time (the series' last
+patch does, over steady waits) logs no events until a parameter change
+restarts it, and how often it changes its time depends on the host (16
+to 365 events in 3 s on the same machine, 2026-12-05).  Nudging
+poll-max-ns by 1 ns was not enough: the restarted histogram polls for
+AIO_POLL_WAKEUP_NS (8 us) until it holds 8 waits, and where fewer than 8
+waits count between two nudges it never moved, so no event came (CI,
+2026-12-07: 9 and 14 events in 15 and 45 s at weight 5, where 20 were
+needed).  Below 8 us, --kick-low-ns caps that starting time, so the
+first wait counted after each switch moves the polling time (8 us to
+4 us, or 4 us back to 8 us): about one event a switch.
 
 Pass iff, in every phase:
   - qom-get and the QMP reply agree with the value set,
@@ -30,8 +35,8 @@ property's value fails: the events keep showing the constant (or the
 default) whatever qom-set says.  The weights of the phases differ from
 each other, so no constant can match them all.
 
-Example (about 15 s, up to two minutes where the policy changes its
-time rarely; needs fio with the nbd engine):
+Example (about 15 s, up to two minutes where few waits count; needs
+fio with the nbd engine):
   /usr/bin/python3 harness/e2e/weight_test.py \\
       --qsd work/10.2.2/series/build-all/storage-daemon/qemu-storage-daemon \\
       --qemu-src work/10.2.2/series/src
@@ -102,8 +107,11 @@ def parse_args(argv):
                    help="seconds after qom-set before collecting "
                         "(default 0.5)")
     p.add_argument("--kick", type=float, default=0.2,
-                   help="seconds between nudges of poll-max-ns during a "
+                   help="seconds between switches of poll-max-ns during a "
                    "phase, 0 for none (default 0.2)")
+    p.add_argument("--kick-low-ns", type=int, default=4096,
+                   help="poll-max-ns of every other switch, below 8000 "
+                   "(default 4096)")
     p.add_argument("--min-events", type=int, default=20,
                    help="events needed per phase (default 20)")
     p.add_argument("--fio", default="fio")
@@ -115,18 +123,21 @@ def parse_args(argv):
                 "different values")
     if any(w < 1 or w > 63 for w in phases):
         p.error("weights must be in 1..63 (0 would select the default)")
+    if not 0 < args.kick_low_ns < 8000:
+        p.error("--kick-low-ns must be in 1..7999: below the 8 us that a "
+                "restarted policy polls for")
     args.fio = shutil.which(args.fio) or os.path.abspath(args.fio)
     return args
 
 
 def kick(mon, args, enough):
     """Wait --phase seconds, and on while not enough() until --max-phase
-    seconds; every --kick seconds, nudge poll-max-ns by 1 ns.  A
-    parameter change restarts the policy (the series' last patch starts
-    its histogram afresh), so its polling time moves and the events keep
-    coming even where a policy would otherwise hold one polling time for
-    the whole phase; the weight is left alone.  Returns the seconds
-    waited."""
+    seconds; every --kick seconds, switch poll-max-ns between 32768 and
+    --kick-low-ns.  A parameter change restarts the policy (the series'
+    last patch starts its histogram afresh, polling for at most 8 us), so
+    its polling time moves and the events keep coming even where a policy
+    would otherwise hold one polling time for the whole phase; the weight
+    is left alone.  Returns the seconds waited."""
     start = time.monotonic()
     n = 0
     while True:
@@ -141,7 +152,8 @@ def kick(mon, args, enough):
             n += 1
             mon.ok("qom-set", {"path": "/objects/io1",
                                "property": "poll-max-ns",
-                               "value": 32768 + n % 2})
+                               "value": (args.kick_low_ns if n % 2
+                                         else 32768)})
 
 
 def run(args, tmp, state):
