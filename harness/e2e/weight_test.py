@@ -31,11 +31,17 @@ not against a wrong weight.
 
 Pass iff, in every phase:
   - qom-get and the QMP reply agree with the value set,
+  - after each qom-set, the policy logs an event with the new weight
+    before the test changes any other parameter (each change passes the
+    property's value down too, so the phases' nudges alone would hide a
+    qom-set that stops at the property),
   - at least --min-events poll_grow/poll_shrink events were logged, and
   - every one of them carries the weight of the phase.
 
-A tree whose iothread.c hands the AioContext a constant instead of the
-property's value fails: the events keep showing the constant (or the
+A tree whose qom-set of poll-weight does not reach the AioContext
+until another parameter changes fails the second condition.  A tree
+whose iothread.c hands the AioContext a constant instead of the
+property's value fails the last: the events keep showing the constant (or the
 default) whatever qom-set says.  The weights of the phases differ from
 each other, so no constant can match them all.
 
@@ -67,6 +73,10 @@ EVENT = re.compile(r"\b(poll_grow|poll_shrink) ctx (0x[0-9a-f]+|\(nil\)) "
                    r"estimate (-?\d+) weight (-?\d+)")
 
 
+POLL_MAX_NS = 32768     # io1's poll-max-ns
+WAKEUP_NS = 8000        # AIO_POLL_WAKEUP_NS: a restarted policy polls for it
+
+
 class TestFailure(Exception):
     pass
 
@@ -87,6 +97,7 @@ def events_since(path, offset):
         m = EVENT.search(line)
         if m:
             events.append({"event": m.group(1), "ctx": m.group(2),
+                           "old": int(m.group(3)), "new": int(m.group(4)),
                            "weight": int(m.group(7))})
     return events, offset + end
 
@@ -127,7 +138,7 @@ def parse_args(argv):
                 "different values")
     if any(w < 1 or w > 63 for w in phases):
         p.error("weights must be in 1..63 (0 would select the default)")
-    if not 0 < args.kick_low_ns < 8000:
+    if not 0 < args.kick_low_ns < WAKEUP_NS:
         p.error("--kick-low-ns must be in 1..7999: below the 8 us that a "
                 "restarted policy polls for")
     args.fio = shutil.which(args.fio) or os.path.abspath(args.fio)
@@ -157,7 +168,55 @@ def kick(mon, args, enough):
             mon.ok("qom-set", {"path": "/objects/io1",
                                "property": "poll-max-ns",
                                "value": (args.kick_low_ns if n % 2
-                                         else 32768)})
+                                         else POLL_MAX_NS)})
+
+
+def wait_event(path, offset, want, timeout):
+    """Poll the log from byte @offset for up to @timeout seconds for an
+    event that want(event) accepts; return it, or None."""
+    deadline = time.monotonic() + timeout
+    while True:
+        for e in events_since(path, offset)[0]:
+            if want(e):
+                return e
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(0.05)
+
+
+def qom_set_weight(mon, args, errlog, weight):
+    """qom-set io1's poll-weight and check that the policy uses it before
+    anything else reaches the AioContext.  The nudges of the phases pass
+    the property's value down with every poll-max-ns they set, so they
+    would hide a qom-set of poll-weight that stops at the property; this
+    sends none until the policy has logged an event with @weight.
+    First poll-max-ns is set to POLL_MAX_NS and the policy is left to
+    settle: it polls for WAKEUP_NS until it holds 8 waits, then moves
+    away from it (a bin edge or 0, never WAKEUP_NS).  The qom-set then
+    restarts it again, so the first wait it counts moves its time back
+    to WAKEUP_NS: an event that must carry the new weight."""
+    io1 = {"path": "/objects/io1", "property": "poll-weight"}
+    _, offset = events_since(errlog, 0)
+    mon.ok("qom-set", {"path": "/objects/io1", "property": "poll-max-ns",
+                       "value": POLL_MAX_NS})
+    if not wait_event(errlog, offset, lambda e: e["old"] == WAKEUP_NS,
+                      args.max_phase):
+        raise TestFailure(f"no event in {args.max_phase} s after a restart "
+                          "of the policy: is polling on and I/O flowing?")
+    _, offset = events_since(errlog, 0)
+    rsp = mon.raw("qom-set", dict(io1, value=weight))
+    if "return" not in rsp:
+        raise TestFailure(f"qom-set poll-weight={weight}: {rsp}")
+    if not wait_event(errlog, offset, lambda e: e["weight"] == weight,
+                      args.max_phase):
+        raise TestFailure(f"qom-set poll-weight={weight}: no event with "
+                          f"that weight in {args.max_phase} s, and none of "
+                          "the phase's other parameter changes sent yet")
+    got = mon.ok("qom-get", io1)
+    if got != weight:
+        raise TestFailure(f"qom-set poll-weight={weight}, qom-get "
+                          f"reads {got}")
+    return got
 
 
 def run(args, tmp, state):
@@ -174,7 +233,7 @@ def run(args, tmp, state):
     errlog = os.path.join(tmp, "qsd.log")
     cmd = [args.qsd,
            "--trace", "poll_grow", "--trace", "poll_shrink",
-           "--object", f"iothread,id=io1,poll-max-ns=32768,"
+           "--object", f"iothread,id=io1,poll-max-ns={POLL_MAX_NS},"
                        f"poll-weight={args.start_weight}",
            "--blockdev", f"driver=file,node-name=file0,filename={image},"
                          "aio=native,cache.direct=on",
@@ -221,13 +280,7 @@ def run(args, tmp, state):
     results = []
     for i, weight in enumerate([args.start_weight] + args.weights):
         if i:
-            rsp = mon.raw("qom-set", dict(io1, value=weight))
-            if "return" not in rsp:
-                raise TestFailure(f"qom-set poll-weight={weight}: {rsp}")
-            got = mon.ok("qom-get", io1)
-            if got != weight:
-                raise TestFailure(f"qom-set poll-weight={weight}, qom-get "
-                                  f"reads {got}")
+            got = qom_set_weight(mon, args, errlog, weight)
         time.sleep(args.settle)
         _, offset = events_since(errlog, offset)
         start = offset
