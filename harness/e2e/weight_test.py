@@ -2,11 +2,12 @@
 """End-to-end: the poll-weight that QMP sets is the weight the policy uses.
 
 qemu-storage-daemon serves a raw file (Linux AIO, O_DIRECT) over NBD from
-iothread io1 (polling on: poll-max-ns 32768) with the poll_grow and poll_shrink trace events
-enabled (the log backend writes them to the daemon's stderr); fio reads
-at random through it, so that the IOThread's polling time keeps moving.
-Each of those events carries the weight that adjust_polling_time() read
-from the AioContext for that iteration.
+iothread io1 (polling on: poll-max-ns 32768) with the poll_grow and
+poll_shrink trace events enabled (the log backend writes them to the
+daemon's stderr); fio reads at random through it, so that the
+IOThread's polling time keeps moving.  Each of those events carries
+the weight that adjust_polling_time() read from the AioContext for that
+iteration.
 
 The test runs phases: io1 is created with --start-weight, then QMP
 qom-sets each of --weights in turn.  In each phase, after a short settle
@@ -74,7 +75,9 @@ EVENT = re.compile(r"\b(poll_grow|poll_shrink) ctx (0x[0-9a-f]+|\(nil\)) "
 
 
 POLL_MAX_NS = 32768     # io1's poll-max-ns
-WAKEUP_NS = 8000        # AIO_POLL_WAKEUP_NS: a restarted policy polls for it
+WAKEUP_NS = None        # AIO_POLL_WAKEUP_NS: a restarted policy polls for it
+                        # (read from the tree's util/aio-posix.h)
+WAKEUP_DEFINE = re.compile(r"^#define AIO_POLL_WAKEUP_NS (\d+)\s*$", re.M)
 
 
 class TestFailure(Exception):
@@ -125,8 +128,8 @@ def parse_args(argv):
                    help="seconds between switches of poll-max-ns during a "
                    "phase, 0 for none (default 0.2)")
     p.add_argument("--kick-low-ns", type=int, default=4096,
-                   help="poll-max-ns of every other switch, below 8000 "
-                   "(default 4096)")
+                   help="poll-max-ns of every other switch, below the "
+                   "tree's AIO_POLL_WAKEUP_NS (default 4096)")
     p.add_argument("--min-events", type=int, default=10,
                    help="events needed per phase (default 10)")
     p.add_argument("--fio", default="fio")
@@ -138,9 +141,20 @@ def parse_args(argv):
                 "different values")
     if any(w < 1 or w > 63 for w in phases):
         p.error("weights must be in 1..63 (0 would select the default)")
+    global WAKEUP_NS
+    header = os.path.join(args.qemu_src, "util", "aio-posix.h")
+    try:
+        with open(header) as f:
+            m = WAKEUP_DEFINE.search(f.read())
+    except OSError as e:
+        p.error(f"--qemu-src: {e}")
+    if not m:
+        p.error(f"{header} defines no AIO_POLL_WAKEUP_NS: not the series' "
+                "tree at its last patch")
+    WAKEUP_NS = int(m.group(1))
     if not 0 < args.kick_low_ns < WAKEUP_NS:
-        p.error("--kick-low-ns must be in 1..7999: below the 8 us that a "
-                "restarted policy polls for")
+        p.error(f"--kick-low-ns must be in 1..{WAKEUP_NS - 1}: below the "
+                f"{WAKEUP_NS} ns that a restarted policy polls for")
     args.fio = shutil.which(args.fio) or os.path.abspath(args.fio)
     return args
 
