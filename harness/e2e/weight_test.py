@@ -75,8 +75,8 @@ EVENT = re.compile(r"\b(poll_grow|poll_shrink) ctx (0x[0-9a-f]+|\(nil\)) "
 
 
 POLL_MAX_NS = 32768     # io1's poll-max-ns
-WAKEUP_NS = None        # AIO_POLL_WAKEUP_NS: a restarted policy polls for it
-                        # (read from the tree's util/aio-posix.h)
+# AIO_POLL_WAKEUP_NS, which a restarted policy polls for: read from the
+# tree's util/aio-posix.h into args.wakeup_ns
 WAKEUP_DEFINE = re.compile(r"^#define AIO_POLL_WAKEUP_NS (\d+)\s*$", re.M)
 
 
@@ -141,7 +141,6 @@ def parse_args(argv):
                 "different values")
     if any(w < 1 or w > 63 for w in phases):
         p.error("weights must be in 1..63 (0 would select the default)")
-    global WAKEUP_NS
     header = os.path.join(args.qemu_src, "util", "aio-posix.h")
     try:
         with open(header) as f:
@@ -151,10 +150,10 @@ def parse_args(argv):
     if not m:
         p.error(f"{header} defines no AIO_POLL_WAKEUP_NS: not the series' "
                 "tree at its last patch")
-    WAKEUP_NS = int(m.group(1))
-    if not 0 < args.kick_low_ns < WAKEUP_NS:
-        p.error(f"--kick-low-ns must be in 1..{WAKEUP_NS - 1}: below the "
-                f"{WAKEUP_NS} ns that a restarted policy polls for")
+    args.wakeup_ns = int(m.group(1))
+    if not 0 < args.kick_low_ns < args.wakeup_ns:
+        p.error(f"--kick-low-ns must be in 1..{args.wakeup_ns - 1}: below "
+                f"the {args.wakeup_ns} ns that a restarted policy polls for")
     args.fio = shutil.which(args.fio) or os.path.abspath(args.fio)
     return args
 
@@ -205,15 +204,15 @@ def qom_set_weight(mon, args, errlog, weight):
     would hide a qom-set of poll-weight that stops at the property; this
     sends none until the policy has logged an event with @weight.
     First poll-max-ns is set to POLL_MAX_NS and the policy is left to
-    settle: it polls for WAKEUP_NS until it holds 8 waits, then moves
-    away from it (a bin edge or 0, never WAKEUP_NS).  The qom-set then
+    settle: it polls for args.wakeup_ns until it holds 8 waits, then
+    moves away from it (a bin edge or 0, never that).  The qom-set then
     restarts it again, so the first wait it counts moves its time back
-    to WAKEUP_NS: an event that must carry the new weight."""
+    to args.wakeup_ns: an event that must carry the new weight."""
     io1 = {"path": "/objects/io1", "property": "poll-weight"}
     _, offset = events_since(errlog, 0)
     mon.ok("qom-set", {"path": "/objects/io1", "property": "poll-max-ns",
                        "value": POLL_MAX_NS})
-    if not wait_event(errlog, offset, lambda e: e["old"] == WAKEUP_NS,
+    if not wait_event(errlog, offset, lambda e: e["old"] == args.wakeup_ns,
                       args.max_phase):
         raise TestFailure(f"no event in {args.max_phase} s after a restart "
                           "of the policy: is polling on and I/O flowing?")
