@@ -100,7 +100,7 @@ def events_since(path, offset):
         m = EVENT.search(line)
         if m:
             events.append({"event": m.group(1), "ctx": m.group(2),
-                           "old": int(m.group(3)), "new": int(m.group(4)),
+                           "old": int(m.group(3)),
                            "weight": int(m.group(7))})
     return events, offset + end
 
